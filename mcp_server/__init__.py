@@ -1,0 +1,1 @@
+"""The bundled MCP server: simplex-mcp."""

@@ -1,0 +1,192 @@
+"""The one place that encodes and decodes wire JSON and measures encoded sizes.
+
+Sizes matter on both transports: the chat core counts a message's encoded JSON, in which the
+text of a ``/_call`` command or of a reply is a string whose escapes count; Service RPC pads
+the request or response JSON to a fixed size. Every size check in the library goes through
+the functions here, so the rule is written once.
+
+The chat core encodes JSON with Haskell's aeson: in a string it writes ``"``, ``\\``, newline,
+carriage return and tab as two-byte escapes, every other character below U+0020 as a six-byte
+``\\u00XX`` escape, and everything else as its UTF-8 bytes (no escaping of ``/``, of non-ASCII
+characters, or of U+2028/U+2029). :func:`aeson_string_size` follows that rule exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any, Final
+
+from .limits import MSG_NEW_ENVELOPE_BYTES, SERVICE_PAD_FRAMING_BYTES
+
+__all__ = [
+    "MAX_JSON_DEPTH",
+    "WireJSONError",
+    "aeson_string_size",
+    "chat_message_size",
+    "dumps",
+    "json_size",
+    "loads",
+    "service_padded_size",
+]
+
+#: Deeper JSON than this is refused by :func:`loads` (protection against stack exhaustion).
+MAX_JSON_DEPTH: Final = 64
+
+
+class WireJSONError(ValueError):
+    """Text is not acceptable wire JSON. ``code`` says why, ``position`` where (or ``None``)."""
+
+    def __init__(self, reason: str, code: str, position: int | None = None) -> None:
+        super().__init__(reason if position is None else f"{reason} at {position}")
+        self.reason = reason
+        self.code = code
+        self.position = position
+
+
+def dumps(value: Any) -> str:
+    """Encode a value as compact JSON text, UTF-8 characters unescaped, as the core writes it.
+
+    Raises:
+        ValueError: the value holds NaN or an infinity, which JSON cannot carry.
+        TypeError: the value holds something that is not JSON.
+    """
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise WireJSONError(f"duplicate object key {key!r}", "duplicate_key")
+        out[key] = value
+    return out
+
+
+def _bad_constant(name: str) -> Any:
+    raise WireJSONError(f"{name} is not JSON", "not_json")
+
+
+def _check_depth(value: Any, limit: int) -> None:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > limit:
+                raise WireJSONError(f"JSON nested deeper than {limit} levels", "too_deep")
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+
+
+def loads(text: str | bytes, *, allow_duplicate_keys: bool = False) -> Any:
+    """Decode wire JSON strictly.
+
+    Refused, with a :class:`WireJSONError` whose ``code`` says why: text that is not JSON
+    (``not_json``), bytes that are not UTF-8 (``not_utf8``), ``NaN`` and infinities, lone
+    surrogate escapes (``lone_surrogate``), duplicate object keys unless allowed
+    (``duplicate_key``), nesting deeper than :data:`MAX_JSON_DEPTH` (``too_deep``), and numbers
+    too large to represent (``bad_number``).
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise WireJSONError("not UTF-8", "not_utf8", exc.start) from None
+    # Cheap pre-check so that pathological nesting never reaches the recursive decoder.
+    depth = 0
+    in_string = False
+    escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise WireJSONError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels", "too_deep")
+        elif ch in "]}":
+            depth -= 1
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=None if allow_duplicate_keys else _no_duplicates,
+            parse_constant=_bad_constant,
+        )
+    except WireJSONError:
+        raise
+    except json.JSONDecodeError as exc:
+        raise WireJSONError(f"not JSON: {exc.msg}", "not_json", exc.pos) from None
+    except (ValueError, RecursionError) as exc:
+        raise WireJSONError(f"bad number or value: {exc}", "bad_number") from None
+    _check_depth(value, MAX_JSON_DEPTH)
+    _check_strings(value)
+    return value
+
+
+def _check_strings(value: Any) -> None:
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            _check_text(node)
+        elif isinstance(node, dict):
+            for key, child in node.items():
+                _check_text(key)
+                stack.append(child)
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, float) and not math.isfinite(node):
+            raise WireJSONError("number out of range", "bad_number")
+
+
+def _check_text(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise WireJSONError("lone surrogate in a string", "lone_surrogate") from exc
+
+
+def aeson_string_size(text: str) -> int:
+    """Bytes of ``text`` as a JSON string written by the core (aeson), without the quotes.
+
+    ``"``, ``\\``, ``\\n``, ``\\r`` and ``\\t`` take two bytes, other characters below U+0020
+    six bytes, and every other character its UTF-8 length.
+    """
+    size = len(text.encode("utf-8", "surrogatepass"))
+    for ch in text:
+        if ch in '"\\\n\r\t':
+            size += 1
+        elif ch < " ":
+            size += 5
+    return size
+
+
+def chat_message_size(text: str, *, envelope_bytes: int = MSG_NEW_ENVELOPE_BYTES) -> int:
+    """Encoded size of a text chat message as the core counts it against 15,602 bytes.
+
+    The model: the ``x.msg.new`` envelope measured with the core (``envelope_bytes``, which
+    includes the quotes of the text) plus the text written as aeson writes a string.
+    """
+    return envelope_bytes + aeson_string_size(text)
+
+
+def json_size(value: Any) -> int:
+    """UTF-8 bytes of ``value`` encoded with :func:`dumps`."""
+    if isinstance(value, str):
+        return len(value.encode("utf-8"))
+    return len(dumps(value).encode("utf-8"))
+
+
+def service_padded_size(value: Mapping[str, Any] | str) -> int:
+    """Bytes a service request or response takes before padding, framing included.
+
+    The agent pads this to 11,106 bytes (``limits.SERVICE_PADDED_BYTES``); a longer one fails.
+    """
+    return json_size(value) + SERVICE_PAD_FRAMING_BYTES

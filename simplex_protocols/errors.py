@@ -1,0 +1,389 @@
+"""The exception tree of simplex-protocols.
+
+Every error the library raises derives from :class:`SimplexError`. Each class says which
+side is at fault (we were asked to build something invalid, a peer sent something invalid,
+the responder answered with an error, the chat core refused a command, the connection to
+the core was lost, or nothing arrived in time). Where the spec has a wire code, the class
+carries it.
+
+Parse errors are also :class:`ValueError`, timeouts are also :class:`TimeoutError` and lost
+connections are also :class:`ConnectionError`, so callers that only know the builtins still
+catch them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "BackendUnavailableError",
+    "BadRequestError",
+    "CallFramingError",
+    "CallTimeoutError",
+    "ConversationRequiredError",
+    "CoreConnectionError",
+    "CoreError",
+    "DeclarationError",
+    "EnvelopeError",
+    "InternalServiceError",
+    "KeyFileError",
+    "LLMsTxtError",
+    "LocalProtocolError",
+    "MessageTooLargeError",
+    "ParseError",
+    "ProtocolError",
+    "RateLimitedError",
+    "RemoteProtocolError",
+    "RequestKeyMismatchError",
+    "ServiceError",
+    "SignatureError",
+    "SimplexError",
+    "TooLargeError",
+    "UnsupportedProtocolError",
+    "UnsupportedVersionError",
+    "service_error_for_code",
+]
+
+
+class SimplexError(Exception):
+    """Base of every error raised by simplex-protocols. Never raised itself."""
+
+
+# --------------------------------------------------------------------------- protocol errors
+
+
+class ProtocolError(SimplexError):
+    """A message breaks "Agent protocols over SimpleX"."""
+
+
+class LocalProtocolError(ProtocolError):
+    """We were asked to build or send a message that breaks the spec."""
+
+
+class MessageTooLargeError(LocalProtocolError):
+    """A message would exceed a size limit; nothing was sent.
+
+    Attributes:
+        size: the size of the message in bytes, measured as the limit counts it.
+        limit: the limit in bytes.
+        what: which limit (for example ``"chat message"`` or ``"service request"``).
+    """
+
+    def __init__(self, what: str, size: int, limit: int) -> None:
+        super().__init__(f"{what} is {size} bytes, over the limit of {limit} bytes")
+        self.what = what
+        self.size = size
+        self.limit = limit
+
+
+class RemoteProtocolError(ProtocolError):
+    """A peer, a website or the chat core sent something that breaks the spec."""
+
+
+class ParseError(RemoteProtocolError, ValueError):
+    """Input could not be parsed or validated.
+
+    Attributes:
+        reason: what was wrong, in words.
+        requirement: the ID of the spec requirement the input breaks (see
+            ``spec/requirements.json``), when one applies.
+        position: where in the input the problem is: a character offset for text, a JSON
+            pointer (``"/error/retryAfter"``) for JSON, or ``None``.
+        input_excerpt: at most 80 characters of the offending input, for error messages.
+        code: a stable, machine-readable code for the problem (``"not_an_object"``,
+            ``"bad_protocol_name"``, ...). Tests and the conformance driver compare codes,
+            never message text.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        code: str,
+        requirement: str | None = None,
+        position: int | str | None = None,
+        input_excerpt: str | None = None,
+    ) -> None:
+        where = f" at {position}" if position is not None and position != "" else ""
+        req = f" [{requirement}]" if requirement else ""
+        super().__init__(f"{reason}{where}{req}")
+        self.reason = reason
+        self.code = code
+        self.requirement = requirement
+        self.position = position
+        self.input_excerpt = _excerpt(input_excerpt) if input_excerpt is not None else None
+
+
+class LLMsTxtError(ParseError):
+    """An llms.txt Communications section or one of its entries is invalid."""
+
+
+class DeclarationError(ParseError):
+    """A ``protocols`` declaration, a public group record or address link data is invalid."""
+
+
+class CallFramingError(ParseError):
+    """A ``/_call`` command or a reply to one is malformed."""
+
+
+class EnvelopeError(ParseError):
+    """A Service RPC request or response envelope is invalid."""
+
+
+class SignatureError(RemoteProtocolError, ValueError):
+    """A signature or a public key failed verification or could not be decoded."""
+
+    def __init__(self, reason: str, *, code: str = "bad_signature") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.code = code
+
+
+class RequestKeyMismatchError(RemoteProtocolError):
+    """``requestKey`` differs from the key the core verified, or the request is unsigned.
+
+    The responder answers such a request with ``bad_request`` (RPC-SIG-3, RPC-SIG-4).
+
+    Attributes:
+        request_key: the key the envelope claims.
+        signer_key: the key the core verified, or ``None`` for an unsigned request.
+    """
+
+    requirement: str
+
+    def __init__(self, request_key: str, signer_key: str | None) -> None:
+        if signer_key is None:
+            reason = "the request carries requestKey but is not signed"
+            self.requirement = "RPC-SIG-4"
+        else:
+            reason = "requestKey differs from the verified signer key"
+            self.requirement = "RPC-SIG-3"
+        super().__init__(reason)
+        self.request_key = request_key
+        self.signer_key = signer_key
+
+
+class KeyFileError(SimplexError, OSError):
+    """A signing key file is missing, unreadable, malformed or has unsafe permissions."""
+
+
+# --------------------------------------------------------------------------- service errors
+
+
+class ServiceError(SimplexError):
+    """The responder answered a Service RPC request with an envelope ``error``.
+
+    Unknown codes are kept as they are: :attr:`code` is a plain string.
+
+    Attributes:
+        code: the error code from the envelope.
+        message: the optional description for logs.
+        retry_after: seconds after which a repeated request can succeed, or ``None``.
+        error: the whole error object as received (unknown members kept).
+    """
+
+    known_code: str | None = None
+
+    def __init__(
+        self,
+        code: str,
+        message: str | None = None,
+        retry_after: int | None = None,
+        error: Mapping[str, Any] | None = None,
+    ) -> None:
+        text = f"service error {code}"
+        if message:
+            text += f": {_excerpt(message, 200)}"
+        if retry_after is not None:
+            text += f" (retry after {retry_after} s)"
+        super().__init__(text)
+        self.code = code
+        self.message = message
+        self.retry_after = retry_after
+        self.error: Mapping[str, Any] = error if error is not None else {"code": code}
+
+    @property
+    def retryable(self) -> bool:
+        """Whether repeating the request can succeed.
+
+        ``rate_limited`` and any error with ``retryAfter`` are retryable; an unknown code
+        without ``retryAfter`` is final (RPC-ERR-6).
+        """
+        return self.retry_after is not None
+
+
+class UnsupportedProtocolError(ServiceError):
+    """``unsupported_protocol``: the responder does not serve the protocol over Service RPC."""
+
+    known_code = "unsupported_protocol"
+
+
+class UnsupportedVersionError(ServiceError):
+    """``unsupported_version``: the responder does not serve the requested version."""
+
+    known_code = "unsupported_version"
+
+
+class BadRequestError(ServiceError):
+    """``bad_request``: the envelope was invalid or ``requestKey`` was not the signer key."""
+
+    known_code = "bad_request"
+
+
+class ConversationRequiredError(ServiceError):
+    """``conversation_required``: connect to the address and use the chat transport."""
+
+    known_code = "conversation_required"
+
+
+class TooLargeError(ServiceError):
+    """``too_large``: the response exceeded the size limit."""
+
+    known_code = "too_large"
+
+
+class RateLimitedError(ServiceError):
+    """``rate_limited``: repeat the request after :attr:`retry_after` seconds."""
+
+    known_code = "rate_limited"
+
+
+class InternalServiceError(ServiceError):
+    """``internal``: the responder failed."""
+
+    known_code = "internal"
+
+
+_SERVICE_ERRORS: dict[str, type[ServiceError]] = {
+    cls.known_code: cls
+    for cls in (
+        UnsupportedProtocolError,
+        UnsupportedVersionError,
+        BadRequestError,
+        ConversationRequiredError,
+        TooLargeError,
+        RateLimitedError,
+        InternalServiceError,
+    )
+    if cls.known_code is not None
+}
+
+
+def service_error_for_code(
+    code: str,
+    message: str | None = None,
+    retry_after: int | None = None,
+    error: Mapping[str, Any] | None = None,
+) -> ServiceError:
+    """Build the :class:`ServiceError` subclass for an envelope error code.
+
+    An unknown code gives a plain :class:`ServiceError` that keeps the code.
+    """
+    cls = _SERVICE_ERRORS.get(code, ServiceError)
+    return cls(code, message, retry_after, error)
+
+
+# --------------------------------------------------------------------------- core and I/O errors
+
+
+class CoreError(SimplexError):
+    """The chat core answered a command with an error (``chatCmdError`` or ``chatError``).
+
+    Attributes:
+        chat_error: the core's ChatError object, unchanged.
+        response: the whole response object as received.
+        command: the command that failed, when known.
+    """
+
+    def __init__(
+        self,
+        chat_error: Mapping[str, Any],
+        *,
+        response: Mapping[str, Any] | None = None,
+        command: str | None = None,
+    ) -> None:
+        self.chat_error: Mapping[str, Any] = chat_error
+        self.response: Mapping[str, Any] = response if response is not None else {}
+        self.command = command
+        super().__init__(self.describe())
+
+    @property
+    def error_type(self) -> str:
+        """The innermost error tag, e.g. ``"noActiveUser"`` or ``"groupNotFound"``."""
+        chain = self.chain
+        return chain[-1] if chain else "unknown"
+
+    @property
+    def chain(self) -> list[str]:
+        """The error tags from outside in, e.g. ``["errorAgent", "SMP", "NAME", "NOT_FOUND"]``."""
+        out: list[str] = []
+        node: Any = self.chat_error
+        for _ in range(8):
+            if not isinstance(node, Mapping):
+                break
+            tag = node.get("type")
+            if not isinstance(tag, str):
+                break
+            out.append(tag)
+            nxt = None
+            for key, value in node.items():
+                if key != "type" and isinstance(value, Mapping) and "type" in value:
+                    nxt = value
+                    break
+            node = nxt
+        return out
+
+    def describe(self) -> str:
+        """One line that says what went wrong, in words, with the core's error chain."""
+        chain = " ".join(self.chain) or "unknown error"
+        what = f"the chat core refused {self.command.split(' ', 1)[0]!r}" if self.command else ""
+        detail = _error_detail(self.chat_error)
+        text = f"{what}: {chain}" if what else f"chat core error: {chain}"
+        return f"{text} ({detail})" if detail else text
+
+
+class CoreConnectionError(SimplexError, ConnectionError):
+    """The connection to the chat core was lost, or could not be made."""
+
+
+class BackendUnavailableError(CoreConnectionError):
+    """A chat core backend cannot run here: a native library or an extra is missing."""
+
+
+class CallTimeoutError(SimplexError, TimeoutError):
+    """No (final) answer arrived before the deadline.
+
+    Attributes:
+        timeout: the wait in seconds.
+        partial: whatever was collected before the deadline (replies, events), if anything.
+    """
+
+    def __init__(self, message: str, *, timeout: float | None = None, partial: Any = None) -> None:
+        super().__init__(message)
+        self.timeout = timeout
+        self.partial = partial
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _excerpt(text: str, limit: int = 80) -> str:
+    flat = "".join(ch if ch.isprintable() else "\ufffd" for ch in text)
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _error_detail(chat_error: Mapping[str, Any]) -> str:
+    """Pick a human message out of a ChatError, when it has one."""
+    stack: list[Any] = [chat_error]
+    for _ in range(16):
+        if not stack:
+            break
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            for key in ("message", "errorMessage", "reason"):
+                value = node.get(key)
+                if isinstance(value, str) and value:
+                    return _excerpt(value, 200)
+            stack.extend(v for v in node.values() if isinstance(v, Mapping))
+    return ""
