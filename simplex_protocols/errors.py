@@ -29,6 +29,7 @@ __all__ = [
     "InternalServiceError",
     "KeyFileError",
     "LLMsTxtError",
+    "LinkError",
     "LocalProtocolError",
     "MessageTooLargeError",
     "ParseError",
@@ -116,7 +117,36 @@ class ParseError(RemoteProtocolError, ValueError):
 
 
 class LLMsTxtError(ParseError):
-    """An llms.txt Communications section or one of its entries is invalid."""
+    """An llms.txt Communications section or one of its entries is invalid.
+
+    Attributes:
+        line: the 1-based line of the llms.txt file the problem is on, when known
+            (:attr:`position` is then the character offset within that line).
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        code: str,
+        requirement: str | None = None,
+        position: int | str | None = None,
+        input_excerpt: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        super().__init__(
+            f"line {line}: {reason}" if line is not None else reason,
+            code=code,
+            requirement=requirement,
+            position=position,
+            input_excerpt=input_excerpt,
+        )
+        self.reason = reason
+        self.line = line
+
+
+class LinkError(ParseError):
+    """A SimpleX link or a SimpleX name could not be parsed."""
 
 
 class DeclarationError(ParseError):
