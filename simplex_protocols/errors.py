@@ -21,11 +21,14 @@ __all__ = [
     "BadRequestError",
     "CallFramingError",
     "CallTimeoutError",
+    "CommandArgumentError",
     "ConversationRequiredError",
     "CoreConnectionError",
     "CoreError",
+    "CoreOptionError",
     "DeclarationError",
     "EnvelopeError",
+    "EventOverflowError",
     "InternalServiceError",
     "KeyFileError",
     "LLMsTxtError",
@@ -41,6 +44,7 @@ __all__ = [
     "SignatureError",
     "SimplexError",
     "TooLargeError",
+    "UnexpectedResponseError",
     "UnsupportedProtocolError",
     "UnsupportedVersionError",
     "service_error_for_code",
@@ -379,6 +383,91 @@ class CoreConnectionError(SimplexError, ConnectionError):
 
 class BackendUnavailableError(CoreConnectionError):
     """A chat core backend cannot run here: a native library or an extra is missing."""
+
+
+class CoreOptionError(SimplexError, ValueError):
+    """A ``--core`` option or ``SIMPLEX_CORE`` value names no usable chat core backend.
+
+    Attributes:
+        reason: what was wrong, in words (the message also lists the accepted forms).
+        code: a stable code: ``"empty"``, ``"unknown_form"``, ``"bad_url"``, ``"bad_port"``,
+            ``"non_loopback_host"``, ``"bad_db_prefix"``, ``"bad_user"``.
+        value: the text that was refused (at most 80 characters).
+        source: where the text came from (``"--core"``, ``"SIMPLEX_CORE"``), when known.
+    """
+
+    def __init__(self, reason: str, *, code: str, value: str, source: str | None = None) -> None:
+        where = f"{source}={_excerpt(value)!r}: " if source else f"{_excerpt(value)!r}: "
+        super().__init__(where + reason)
+        self.reason = reason
+        self.code = code
+        self.value = _excerpt(value)
+        self.source = source
+
+
+class CommandArgumentError(LocalProtocolError, ValueError):
+    """A chat core command could not be built: an argument is out of range or malformed.
+
+    Nothing was sent. Attributes: ``reason`` (in words), ``code`` (stable: ``"bad_id"``,
+    ``"id_too_long"``, ``"bad_chat_ref"``, ``"bad_token"``, ``"bad_json"``, ...) and
+    ``argument`` (the parameter's name).
+    """
+
+    def __init__(self, reason: str, *, code: str, argument: str) -> None:
+        super().__init__(f"{argument}: {reason}")
+        self.reason = reason
+        self.code = code
+        self.argument = argument
+
+
+class UnexpectedResponseError(RemoteProtocolError):
+    """The chat core answered a command with a response of a type the caller cannot use.
+
+    Attributes:
+        expected: the response type tags the caller accepts.
+        received: the tag that arrived (``""`` when the response had none).
+        response: the response object as received.
+        command: the command that was answered, when known.
+        code: ``"unexpected_response"``, or ``"malformed_frame"`` for a frame without a
+            response object.
+    """
+
+    def __init__(
+        self,
+        expected: tuple[str, ...],
+        received: str,
+        *,
+        response: Mapping[str, Any] | None = None,
+        command: str | None = None,
+        code: str = "unexpected_response",
+    ) -> None:
+        what = f" to {command.split(' ', 1)[0]!r}" if command else ""
+        wanted = " or ".join(repr(t) for t in expected) if expected else "a response object"
+        got = repr(received) if received else "nothing usable"
+        super().__init__(f"the chat core answered{what} with {got}, expected {wanted}")
+        self.expected = expected
+        self.received = received
+        self.response: Mapping[str, Any] = response if response is not None else {}
+        self.command = command
+        self.code = code
+
+
+class EventOverflowError(SimplexError):
+    """An event subscriber fell behind by more than its buffer; later events were not kept.
+
+    The subscriber got every event up to the overflow, in order; then this error ends its
+    subscription. Other subscribers and commands are unaffected.
+
+    Attributes:
+        buffer_size: how many events the subscription could hold.
+    """
+
+    def __init__(self, buffer_size: int) -> None:
+        super().__init__(
+            f"event subscriber fell behind by more than {buffer_size} events; "
+            "its subscription was ended so that no event is skipped silently"
+        )
+        self.buffer_size = buffer_size
 
 
 class CallTimeoutError(SimplexError, TimeoutError):
