@@ -19,6 +19,7 @@ from typing import Any
 __all__ = [
     "BackendUnavailableError",
     "BadRequestError",
+    "CallFormatError",
     "CallFramingError",
     "CallTimeoutError",
     "CommandArgumentError",
@@ -158,7 +159,35 @@ class DeclarationError(ParseError):
 
 
 class CallFramingError(ParseError):
-    """A ``/_call`` command or a reply to one is malformed."""
+    """A ``/_call`` command or a reply to one is malformed.
+
+    Besides the attributes of :class:`ParseError`, the parts read before the problem are kept,
+    so that a responder can answer with the protocol's own parse error:
+
+    Attributes:
+        protocol: the protocol name, when the command got that far, else ``None``.
+        member: the mentioned member's name, when the command has a valid mention.
+        request_text: the raw request text, when the command got that far.
+    """
+
+    protocol: str | None = None
+    member: str | None = None
+    request_text: str | None = None
+
+
+class CallFormatError(LocalProtocolError, ValueError):
+    """A ``/_call`` command or a reply could not be built from the values given; nothing was sent.
+
+    Attributes: ``reason`` (in words), ``code`` (stable: ``"bad_protocol_name"``,
+    ``"bad_member_name"``, ``"request_not_object"``, ...) and ``requirement`` (a spec ID or
+    ``None``).
+    """
+
+    def __init__(self, reason: str, *, code: str, requirement: str | None = None) -> None:
+        super().__init__(f"{reason} [{requirement}]" if requirement else reason)
+        self.reason = reason
+        self.code = code
+        self.requirement = requirement
 
 
 class EnvelopeError(ParseError):
