@@ -168,13 +168,56 @@ def aeson_string_size(text: str) -> int:
     return size
 
 
-def chat_message_size(text: str, *, envelope_bytes: int = MSG_NEW_ENVELOPE_BYTES) -> int:
+#: Characters of a shared message ID or a member ID in the core's message JSON: 12 random
+#: bytes, base64-encoded when created (16 characters, ``encodedRandomBytes``), and base64-encoded
+#: again when written to JSON (``strEncode``), which gives 24 characters with padding.
+_SHARED_ID_CHARS: Final = 24
+
+#: Longest ``UTCTime`` aeson writes: ``YYYY-MM-DDTHH:MM:SS`` + ``.`` + up to 12 digits of
+#: fraction + ``Z`` (aeson drops trailing zero groups, so most stamps are shorter).
+_MAX_UTC_TIME_CHARS: Final = 33
+
+# The quote a reply carries in its x.msg.new params, as the core builds it (Protocol.hs
+# ``MsgContainer`` MCQuote -> "quote": QuotedMsg {msgRef, content}; MsgRef {msgId, sentAt,
+# sent, memberId}; the quoted text content is the quoted item's whole MsgContent when both
+# messages are text, ``quoteContent`` in Library/Internal.hs). The placeholders are replaced by
+# their lengths below; the quoted text itself is measured with :func:`aeson_string_size`.
+_QUOTE_DIRECT: Final = (
+    ',"quote":{"msgRef":{"msgId":"' + "I" * _SHARED_ID_CHARS + '","sentAt":"","sent":false},'
+    '"content":{"type":"text","text":""}}'
+)
+_QUOTE_GROUP_MEMBER: Final = ',"memberId":"' + "M" * _SHARED_ID_CHARS + '"'
+
+
+def chat_message_size(
+    text: str,
+    *,
+    envelope_bytes: int = MSG_NEW_ENVELOPE_BYTES,
+    quoted_text: str | None = None,
+    in_group: bool = False,
+    quote_sent_at: str | None = None,
+) -> int:
     """Encoded size of a text chat message as the core counts it against 15,602 bytes.
 
     The model: the ``x.msg.new`` envelope measured with the core (``envelope_bytes``, which
-    includes the quotes of the text) plus the text written as aeson writes a string.
+    includes the quotes of the text) plus the text written as aeson writes a string. A reply
+    that quotes a text message (``quoted_text``) also carries the quote: the message reference
+    and the content object (117 bytes plus the quoted item's time; 38 more in a group, where the
+    reference names the quoted member) and the quoted text, whole, written as aeson writes a
+    string. The quoted item's time (``quote_sent_at``, the string aeson writes) counts at its
+    longest, 33 characters, unless given, so the model never undercounts: the fixed part is then
+    150 bytes in a direct chat and 188 in a group.
+
+    The core refuses a message when this size exceeds ``limits.MAX_CHAT_MESSAGE_BYTES``
+    (``encodeChatMessage`` in Protocol.hs: ``B.length body > maxSize``).
     """
-    return envelope_bytes + aeson_string_size(text)
+    size = envelope_bytes + aeson_string_size(text)
+    if quoted_text is not None:
+        stamp = _MAX_UTC_TIME_CHARS if quote_sent_at is None else aeson_string_size(quote_sent_at)
+        size += len(_QUOTE_DIRECT) + stamp + aeson_string_size(quoted_text)
+        if in_group:
+            size += len(_QUOTE_GROUP_MEMBER)
+    return size
 
 
 def json_size(value: Any) -> int:
