@@ -227,9 +227,13 @@ def json_size(value: Any) -> int:
     return len(dumps(value).encode("utf-8"))
 
 
-def service_padded_size(value: Mapping[str, Any] | str) -> int:
+def service_padded_size(value: Mapping[str, Any] | str, *, extra_framing_bytes: int = 0) -> int:
     """Bytes a service request or response takes before padding, framing included.
 
-    The agent pads this to 11,106 bytes (``limits.SERVICE_PADDED_BYTES``); a longer one fails.
+    The JSON (``value``: the text as the core writes it, or a value encoded with :func:`dumps`)
+    plus ``limits.SERVICE_PAD_FRAMING_BYTES`` (the 2-byte length of ``C.pad`` and the 1-byte
+    agent message tag) plus ``extra_framing_bytes`` (a request's reply queue address and
+    signature field). The agent pads this to 11,106 bytes (``limits.SERVICE_PADDED_BYTES``); a
+    longer one fails. ``simplex_protocols.rpc.check_service_size`` applies the whole rule.
     """
-    return json_size(value) + SERVICE_PAD_FRAMING_BYTES
+    return json_size(value) + SERVICE_PAD_FRAMING_BYTES + extra_framing_bytes

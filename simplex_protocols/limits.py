@@ -35,9 +35,13 @@ MSG_UPDATE_ENVELOPE_BYTES: Final = 168
 #: included, to this many bytes; a longer one fails (spec "Service RPC transport").
 SERVICE_PADDED_BYTES: Final = 11_106
 
-#: Bytes the agent's own framing takes out of :data:`SERVICE_PADDED_BYTES` in our model: a
-#: 2-byte length prefix before the JSON. See ``simplex_protocols._wire.service_padded_size``.
-SERVICE_PAD_FRAMING_BYTES: Final = 2
+#: Bytes of the agent's own framing around every service request and response JSON: the 2-byte
+#: length that ``C.pad`` writes before the padded message, and the 1-byte agent message tag
+#: (``'P'`` for ``AgentServiceResponse``, ``'A'`` for ``AgentServiceRequest``), in simplexmq
+#: ``Simplex.Messaging.Crypto.pad`` and ``Agent.Protocol`` (``e2eEncConnInfoLength PQSupportOn``
+#: is the 11,106). A request adds its reply queue address and signature field on top; see
+#: ``simplex_protocols.rpc.request_framing_bytes``.
+SERVICE_PAD_FRAMING_BYTES: Final = 3
 
 #: A request and a response SHOULD NOT exceed this many bytes of JSON (RPC-LIM-3).
 MAX_SERVICE_JSON_BYTES: Final = 10_000
