@@ -1,1 +1,65 @@
-"""(in progress)"""
+"""One async interface to a SimpleX chat core, over three kinds of backend.
+
+- :class:`ChatCore`: send command strings, get response objects, subscribe to events.
+- Backends (:class:`CoreBackend`): :class:`WebSocketBackend` (``simplex-chat -p PORT``),
+  :class:`NativeBackend` (the embedded libsimplex), and the simulated network's backend
+  (``simplex_protocols.sim``).
+- Choosing one, the same way in every tool: :func:`parse_core_option`, :func:`open_core`,
+  :func:`add_core_argument` (``--core`` / ``SIMPLEX_CORE``).
+- :class:`CoreProtocol`: the sans-IO correlation of commands and responses under
+  :class:`ChatCore`, for anyone writing another I/O layer.
+"""
+
+from __future__ import annotations
+
+from simplex_protocols._exports import publish
+
+from ._backend import CoreBackend as CoreBackend
+from ._client import DEFAULT_EVENT_BUFFER as DEFAULT_EVENT_BUFFER
+from ._client import ChatCore as ChatCore
+from ._client import EventSubscription as EventSubscription
+from ._native import NativeBackend as NativeBackend
+from ._options import CORE_ENV_VAR as CORE_ENV_VAR
+from ._options import CORE_OPTION_HELP as CORE_OPTION_HELP
+from ._options import DEFAULT_CORE as DEFAULT_CORE
+from ._options import DEFAULT_DB_PREFIX as DEFAULT_DB_PREFIX
+from ._options import CoreKind as CoreKind
+from ._options import CoreOption as CoreOption
+from ._options import add_core_argument as add_core_argument
+from ._options import default_core_option as default_core_option
+from ._options import open_core as open_core
+from ._options import parse_core_option as parse_core_option
+from ._protocol import CoreProtocol as CoreProtocol
+from ._protocol import CoreProtocolEvent as CoreProtocolEvent
+from ._protocol import EventReceived as EventReceived
+from ._protocol import InvalidFrame as InvalidFrame
+from ._protocol import ResponseReceived as ResponseReceived
+from ._protocol import UnmatchedResponse as UnmatchedResponse
+from ._websocket import WebSocketBackend as WebSocketBackend
+
+__all__ = [
+    "CORE_ENV_VAR",
+    "CORE_OPTION_HELP",
+    "DEFAULT_CORE",
+    "DEFAULT_DB_PREFIX",
+    "DEFAULT_EVENT_BUFFER",
+    "ChatCore",
+    "CoreBackend",
+    "CoreKind",
+    "CoreOption",
+    "CoreProtocol",
+    "CoreProtocolEvent",
+    "EventReceived",
+    "EventSubscription",
+    "InvalidFrame",
+    "NativeBackend",
+    "ResponseReceived",
+    "UnmatchedResponse",
+    "WebSocketBackend",
+    "add_core_argument",
+    "default_core_option",
+    "open_core",
+    "parse_core_option",
+]
+
+publish(globals(), __all__)

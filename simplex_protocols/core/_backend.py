@@ -11,6 +11,23 @@ the backend speaks underneath:
 
 The embedded libsimplex backend turns ``{"result": ...}`` / ``{"error": ...}`` into these shapes,
 so :class:`ChatCore` correlates and dispatches the same way for every backend.
+
+Rules every backend follows:
+
+- It only moves frames: no correlation, no retries, no interpretation of commands.
+- Its own dependency's exceptions (``websockets``, ``ctypes``, the simulator's internals) never
+  escape: a lost or unusable connection is :class:`~simplex_protocols.errors.CoreConnectionError`
+  (mapped at one place, with ``raise ... from``).
+- Once the connection is lost, :meth:`CoreBackend.receive_frame` raises
+  :class:`~simplex_protocols.errors.CoreConnectionError` and keeps raising it; it never hangs.
+- :meth:`CoreBackend.connect` may be called again after the connection was lost or closed
+  (``ChatCore.reconnect``); it starts a fresh connection.
+- :meth:`CoreBackend.send_frame` may be called by several tasks at once.
+- It runs on anyio's asyncio backend (the embedded one needs asyncio).
+
+The simulated network provides its in-process backend through
+``simplex_protocols.sim.default_network().backend(user)``, which returns a :class:`CoreBackend`
+synchronously; ``--core sim:USER`` resolves to it lazily.
 """
 
 from __future__ import annotations
@@ -31,7 +48,7 @@ class CoreBackend(Protocol):
         ...
 
     async def connect(self) -> None:
-        """Open the connection (or start the embedded core).
+        """Open the connection (or start the embedded core); again after a loss, a new one.
 
         Raises:
             CoreConnectionError: the core cannot be reached.
