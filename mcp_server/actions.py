@@ -1,0 +1,279 @@
+"""Actions: the state machine, the attach rule, open counts, expiry and deletion.
+
+An action is one connect, send or leave that the owner approves (plan "Actions"). This module
+keeps the actions of a server run in memory and moves them between states; it does no I/O:
+the caller posts and edits cards, performs actions and writes the counter.
+
+=====================  ==========  ==========
+event                  from        to
+=====================  ==========  ==========
+call, mode requests    \\-          pending
+card post fails        pending     failed
+control chat lost      pending     failed
+call, mode host        \\-          performing
+send, standing         \\-          performing
+/approve N             pending     performing
+/approve CHAT all      pending     performing
+perform(N) ends        performing  done | failed
+/reject N              pending     rejected
+--expire hours pass    pending     expired
+=====================  ==========  ==========
+
+Time is wall-clock seconds (``Clock.wall()``), so a sleep of the computer delays no expiry.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import anyio
+
+from simplex_protocols.errors import SimplexError
+
+__all__ = [
+    "MAX_PENDING_ACTIONS",
+    "TRANSITIONS",
+    "Action",
+    "ActionBook",
+    "ActionEvent",
+    "ActionKey",
+    "ActionState",
+    "ActionTool",
+    "InvalidTransitionError",
+    "action_key",
+]
+
+#: At most this many actions wait for the owner at once (plan "Errors").
+MAX_PENDING_ACTIONS: Final = 20
+
+
+class ActionTool(enum.StrEnum):
+    """The tools whose calls are actions."""
+
+    CONNECT = "connect"
+    SEND = "send"
+    LEAVE = "leave"
+
+
+class ActionState(enum.StrEnum):
+    """The state of an action (its value is what ``list`` shows)."""
+
+    PENDING = "pending"
+    PERFORMING = "performing"
+    DONE = "done"
+    FAILED = "failed"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+
+    @property
+    def decided(self) -> bool:
+        """Done, failed, rejected or expired: no transition leaves this state."""
+        return self in _DECIDED
+
+
+_DECIDED: Final = frozenset(
+    {ActionState.DONE, ActionState.FAILED, ActionState.REJECTED, ActionState.EXPIRED}
+)
+
+
+class ActionEvent(enum.Enum):
+    """What moves an action from one state to another."""
+
+    CARD_POST_FAILED = "card post fails"
+    CONTROL_CHAT_LOST = "control chat lost"
+    APPROVED = "/approve N"
+    PERFORMED = "perform(N) ends: done"
+    PERFORM_FAILED = "perform(N) ends: failed"
+    REJECTED = "/reject N"
+    EXPIRED = "--expire hours pass"
+
+
+#: The transition table: (state, event) -> next state. A pair not in the table is refused.
+TRANSITIONS: Final[Mapping[tuple[ActionState, ActionEvent], ActionState]] = {
+    (ActionState.PENDING, ActionEvent.CARD_POST_FAILED): ActionState.FAILED,
+    (ActionState.PENDING, ActionEvent.CONTROL_CHAT_LOST): ActionState.FAILED,
+    (ActionState.PENDING, ActionEvent.APPROVED): ActionState.PERFORMING,
+    (ActionState.PENDING, ActionEvent.REJECTED): ActionState.REJECTED,
+    (ActionState.PENDING, ActionEvent.EXPIRED): ActionState.EXPIRED,
+    (ActionState.PERFORMING, ActionEvent.PERFORMED): ActionState.DONE,
+    (ActionState.PERFORMING, ActionEvent.PERFORM_FAILED): ActionState.FAILED,
+}
+
+
+class InvalidTransitionError(SimplexError):
+    """An event that the action's state does not allow (a bug in the caller, never input)."""
+
+    code = "invalid_transition"
+
+
+#: The action fields of a call (plan "Correlation"): target, incognito, message for connect;
+#: chat, text, reply_to, mention for send; chat for leave.
+ActionKey = tuple[Any, ...]
+
+
+def action_key(tool: ActionTool, arguments: Mapping[str, Any]) -> ActionKey:
+    """The action fields of a call, with defaults filled in, for the attach rule."""
+    if tool is ActionTool.CONNECT:
+        return (
+            arguments.get("target"),
+            bool(arguments.get("incognito", False)),
+            arguments.get("message"),
+        )
+    if tool is ActionTool.SEND:
+        mention = arguments.get("mention")
+        return (
+            arguments.get("chat"),
+            arguments.get("text"),
+            arguments.get("reply_to"),
+            tuple(mention) if isinstance(mention, list) else None,
+        )
+    return (arguments.get("chat"),)
+
+
+@dataclass(eq=False)
+class Action:
+    """One action of this server run (plan "Action record").
+
+    The fields after ``expires`` are filled while the action is processed: ``card`` is the item
+    ID of its card in the agent control chat; ``decided_by`` the approver's display name (for a
+    standing send, the approver of the chat's approval); ``chat``, ``item`` and ``responses``
+    are set by perform; ``conn`` and ``known_as`` by perform connect; ``error`` when it failed.
+    """
+
+    n: int
+    tool: ActionTool
+    input: dict[str, Any]
+    key: ActionKey
+    created: float
+    expires: float
+    state: ActionState = ActionState.PENDING
+    standing: bool = False
+    card: int | None = None
+    decided_by: str | None = None
+    open: int = 0
+    chat: str | None = None
+    item: int | None = None
+    responses: list[dict[str, Any]] = field(default_factory=list)
+    overflow: int = 0
+    interrupted: bool = False
+    plan: Any = None
+    conn: dict[str, int] | None = None
+    known_as: str | None = None
+    connected: bool = False
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    settled: anyio.Event = field(default_factory=anyio.Event)
+    changed: anyio.Event = field(default_factory=anyio.Event)
+
+    def apply(self, event: ActionEvent) -> ActionState:
+        """Move to the next state for ``event``.
+
+        Raises:
+            InvalidTransitionError: the event is not allowed in the current state.
+        """
+        nxt = TRANSITIONS.get((self.state, event))
+        if nxt is None:
+            raise InvalidTransitionError(
+                f"action {self.n}: {event.value} in state {self.state.value}"
+            )
+        self.state = nxt
+        self.notify()
+        if nxt.decided:
+            self.settled.set()
+        return nxt
+
+    def notify(self) -> None:
+        """Wake the calls that wait for a change of this action."""
+        self.changed.set()
+        self.changed = anyio.Event()
+
+
+class ActionBook:
+    """The actions of this server run, in memory, by number.
+
+    The attach check (:meth:`find`) and the creation (:meth:`create`) are synchronous, so a
+    caller that runs them with no ``await`` in between makes two identical calls made at once
+    share one action.
+    """
+
+    def __init__(self) -> None:
+        self._actions: dict[int, Action] = {}
+
+    def __iter__(self) -> Iterator[Action]:
+        return iter(sorted(self._actions.values(), key=lambda a: a.n))
+
+    def __len__(self) -> int:
+        return len(self._actions)
+
+    def get(self, n: int) -> Action | None:
+        """Action ``n``, when it is in memory."""
+        return self._actions.get(n)
+
+    def find(self, tool: ActionTool, key: ActionKey) -> Action | None:
+        """An action in memory with the same tool and action fields: a call attaches to it."""
+        for action in self._actions.values():
+            if action.tool is tool and action.key == key:
+                return action
+        return None
+
+    def pending(self) -> list[Action]:
+        """The actions waiting for the owner, oldest first."""
+        return [a for a in self if a.state is ActionState.PENDING]
+
+    def pending_count(self) -> int:
+        return sum(1 for a in self._actions.values() if a.state is ActionState.PENDING)
+
+    def create(
+        self,
+        n: int,
+        tool: ActionTool,
+        arguments: Mapping[str, Any],
+        *,
+        now: float,
+        expire_s: float,
+        state: ActionState = ActionState.PENDING,
+        standing: bool = False,
+    ) -> Action:
+        """Create action ``n`` in ``state`` (pending, or performing in mode host and under a standing approval).
+
+        Raises:
+            ValueError: action ``n`` exists, or ``state`` is not pending or performing.
+        """
+        if n in self._actions:
+            raise ValueError(f"action {n} exists")
+        if state not in (ActionState.PENDING, ActionState.PERFORMING):
+            raise ValueError("an action starts pending or performing")
+        action = Action(
+            n=n,
+            tool=tool,
+            input=dict(arguments),
+            key=action_key(tool, arguments),
+            created=now,
+            expires=now + expire_s,
+            state=state,
+            standing=standing,
+        )
+        self._actions[n] = action
+        return action
+
+    def remove(self, action: Action) -> None:
+        """Delete an action from memory (its result was returned)."""
+        if self._actions.get(action.n) is action:
+            del self._actions[action.n]
+
+    def expire_due(self, now: float) -> list[Action]:
+        """Expire the pending actions whose ``expires`` has passed; return them, oldest first."""
+        due = [a for a in self if a.state is ActionState.PENDING and a.expires <= now]
+        for action in due:
+            action.apply(ActionEvent.EXPIRED)
+        return due
+
+    def purge_due(self, now: float) -> list[Action]:
+        """Delete the decided actions with no open call whose ``expires`` has passed; return them."""
+        due = [a for a in self if a.state.decided and a.open == 0 and a.expires <= now]
+        for action in due:
+            del self._actions[action.n]
+        return due

@@ -1,0 +1,305 @@
+"""The cards the agent posts in its control chat, and their outcome forms.
+
+A card asks the owner to approve one action (connect, send, leave); once decided, the agent
+edits it to its outcome and removes its commands (plan "What the owner sees: the agent control
+chat"). Every part written by a peer or the agent goes through :mod:`mcp_server.text`, so a
+card's only commands are its own and it holds no SimpleX link.
+
+No I/O here.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from simplex_protocols._wire import aeson_string_size
+
+from .text import (
+    code_span,
+    error_md,
+    fold,
+    is_simplex_name,
+    is_valid_name,
+    mention_name,
+    name_md,
+    text_lines_md,
+)
+
+__all__ = [
+    "MAX_CARD_BYTES",
+    "Card",
+    "Outcome",
+    "ReplyTo",
+    "Subject",
+    "card_size",
+    "connect_card",
+    "largest_send_form",
+    "leave_card",
+    "send_card",
+]
+
+#: The server's limit on a card's text as the core encodes it (JSON-escaped): 15,602 bytes of
+#: chat message less the 182-byte ``x.msg.update`` envelope with a ttl, rounded down (plan
+#: "Card size").
+MAX_CARD_BYTES: Final = 15_000
+
+#: What stands for an error when a card's failed form is measured: 600 three-byte characters
+#: (chatErrorText keeps 500 characters of details).
+ERROR_PLACEHOLDER: Final = "\u20ac" * 600
+
+
+class Outcome(enum.Enum):
+    """How a card ends (plan "Outcomes")."""
+
+    DONE = "done"
+    NOT_CONNECTED = "done, not connected"
+    STANDING = "standing"
+    STANDING_FAILED = "standing, failed"
+    FAILED = "failed"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+    HOST = "host"
+    HOST_NOT_CONNECTED = "host, not connected"
+    HOST_FAILED = "host, failed"
+    HOST_INTERRUPTED = "host, interrupted"
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """What an action is about: a chat of the agent or the target of a connect.
+
+    Attributes:
+        kind: ``contact``, ``bot``, ``agent``, ``business``, ``group`` or ``channel``.
+        name: the display name as the peer wrote it, or ``None`` when unknown.
+        simplex_name: the verified SimpleX name (``@directory.simplex``), when there is one.
+        chat: the chat reference (``@4``), once the chat exists.
+        incognito: the agent is incognito in this chat.
+    """
+
+    kind: str
+    name: str | None = None
+    simplex_name: str | None = None
+    chat: str | None = None
+    incognito: bool = False
+
+    def phrase(self, *, with_simplex_name: bool = True) -> str:
+        """``bot SimpleX Directory (@directory.simplex)``, names made safe."""
+        if self.name is None:
+            base = f"an unnamed {self.kind}"
+        else:
+            base = f"{self.kind} {name_md(self.name)}"
+        if with_simplex_name and self.simplex_name:
+            shown = (
+                self.simplex_name
+                if is_simplex_name(self.simplex_name)
+                else code_span(fold(self.simplex_name))
+            )
+            base += f" ({shown})"
+        return base
+
+    def log_phrase(self) -> str:
+        """The same for a log line: names folded, no code spans."""
+        if self.name is None:
+            return f"an unnamed {self.kind}"
+        return f"{self.kind} {fold(self.name)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """One card: the request's lines and the first line of each outcome.
+
+    Attributes:
+        want: the request's first line, ``I want to ...``.
+        done: the first line once performed, ``I connected to ...``.
+        asked: the first line of a connect performed but not yet accepted.
+        body: the lines between the first line and the commands.
+        commands: the commands line, e.g. ``/'approve @4 2', /'approve @4 all' or /'reject @4 2'``.
+        chat: the chat of a send or leave (for ``/'revoke CHAT'``).
+    """
+
+    want: str
+    done: str
+    body: tuple[str, ...]
+    commands: str
+    asked: str = ""
+    chat: str | None = None
+
+    def pending(self) -> str:
+        """The card as first posted, with its commands."""
+        return "\n".join([self.want, *self.body, self.commands])
+
+    def outcome(self, outcome: Outcome, *, by: str | None = None, error: str | None = None) -> str:
+        """The card's text once decided.
+
+        Args:
+            outcome: how the action ended.
+            by: the approver's display name as written (made safe here), when one decided.
+            error: the error text of a failed action (folded into one code span here).
+        """
+        who = name_md(by) if by is not None else "?"
+        err = error_md(error if error is not None else "")
+        request = [self.want, *self.body]
+        match outcome:
+            case Outcome.DONE:
+                return "\n".join([self.done, *self.body, f"Approved by {who}."])
+            case Outcome.NOT_CONNECTED:
+                return "\n".join([self.asked or self.done, *self.body, f"Approved by {who}."])
+            case Outcome.STANDING:
+                return "\n".join(
+                    [
+                        self.done,
+                        *self.body,
+                        f"Approved for this chat by {who}. /'revoke {self.chat}'",
+                    ]
+                )
+            case Outcome.STANDING_FAILED:
+                return "\n".join([*request, f"Approved for this chat by {who}; failed: {err}."])
+            case Outcome.FAILED:
+                return "\n".join([*request, f"Approved by {who}; failed: {err}."])
+            case Outcome.REJECTED:
+                return "\n".join([*request, f"Rejected by {who}."])
+            case Outcome.EXPIRED:
+                return "\n".join([*request, "Expired."])
+            case Outcome.CANCELLED:
+                return "\n".join([*request, "Cancelled: the server stopped."])
+            case Outcome.INTERRUPTED:
+                return "\n".join([*request, f"Approved by {who}; interrupted: the server stopped."])
+            case Outcome.HOST:
+                return "\n".join([self.done, *self.body, "Performed without approval (mode host)."])
+            case Outcome.HOST_NOT_CONNECTED:
+                return "\n".join(
+                    [self.asked or self.done, *self.body, "Performed without approval (mode host)."]
+                )
+            case Outcome.HOST_FAILED:
+                return "\n".join(
+                    [*request, f"Performed without approval (mode host); failed: {err}."]
+                )
+            case Outcome.HOST_INTERRUPTED:
+                return "\n".join(
+                    [
+                        *request,
+                        "Performed without approval (mode host); interrupted: the server stopped.",
+                    ]
+                )
+
+
+def _as(incognito: bool) -> str:
+    return "incognito" if incognito else "as myself"
+
+
+def connect_card(
+    n: int,
+    subject: Subject,
+    *,
+    incognito: bool,
+    description: str | None = None,
+    welcome: str | None = None,
+    message: str | None = None,
+) -> Card:
+    """The card of connect action ``n``.
+
+    ``I want to connect to bot SimpleX Directory (@directory.simplex), as myself.``, then the
+    link's short description and welcome message, then ``With the message:`` and its lines.
+    """
+    phrase = subject.phrase()
+    how = _as(incognito)
+    body: list[str] = []
+    for quoted in (description, welcome):
+        if quoted:
+            body.extend(text_lines_md(quoted))
+    if message:
+        body.append("With the message:")
+        body.extend(text_lines_md(message))
+    return Card(
+        want=f"I want to connect to {phrase}, {how}.",
+        done=f"I connected to {phrase}, {how}.",
+        asked=f"I asked to connect to {phrase}, {how}.",
+        body=tuple(body),
+        commands=f"/'approve {n}' or /'reject {n}'",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyTo:
+    """The item a send replies to: who wrote it (``None``: the agent) and its text."""
+
+    sender: str | None
+    text: str
+
+
+def send_card(
+    n: int,
+    subject: Subject,
+    chat: str,
+    text: str,
+    *,
+    reply_to: ReplyTo | None = None,
+    mentions: Sequence[str] = (),
+) -> Card:
+    """The card of send action ``n`` to ``chat``.
+
+    ``I want to send a message to bot SimpleX Directory (@directory.simplex):`` (``, where I am
+    incognito`` in incognito chats), the text's lines, then ``replying to ...`` and
+    ``mentioning @...`` when given.
+    """
+    where = ", where I am incognito" if subject.incognito else ""
+    phrase = subject.phrase()
+    body = list(text_lines_md(text))
+    if reply_to is not None:
+        who = "my message" if reply_to.sender is None else name_md(reply_to.sender)
+        body.append(f"replying to {who}: {code_span(fold(reply_to.text))}")
+    if mentions:
+        body.append("mentioning " + ", ".join(_mention_md(name) for name in mentions))
+    return Card(
+        want=f"I want to send a message to {phrase}{where}:",
+        done=f"I sent a message to {phrase}{where}:",
+        body=tuple(body),
+        commands=f"/'approve {chat} {n}', /'approve {chat} all' or /'reject {chat} {n}'",
+        chat=chat,
+    )
+
+
+def _mention_md(name: str) -> str:
+    folded = fold(name)
+    if is_valid_name(folded):
+        return "@" + mention_name(folded)
+    return code_span("@" + folded)
+
+
+def leave_card(n: int, subject: Subject, chat: str) -> Card:
+    """The card of leave action ``n``: leave a group, business chat or channel; delete a contact."""
+    verb, past = ("delete", "deleted") if chat.startswith("@") else ("leave", "left")
+    phrase = f"{subject.phrase(with_simplex_name=False)} ({chat})"
+    return Card(
+        want=f"I want to {verb} {phrase}.",
+        done=f"I {past} {phrase}.",
+        body=(),
+        commands=f"/'approve {chat} {n}' or /'reject {chat} {n}'",
+        chat=chat,
+    )
+
+
+def card_size(text: str) -> int:
+    """Bytes of a card's text as the core encodes it in a message (JSON-escaped)."""
+    return aeson_string_size(text)
+
+
+def largest_send_form(card: Card, *, approver: str, standing: bool) -> int:
+    """The size of the largest form a send card can take (plan "Card size").
+
+    The forms measured: pending, done (the standing form under a standing approval) and failed,
+    with ``approver`` as the decider and a 600-character error of three-byte characters.
+    """
+    forms = [card.pending()]
+    if standing:
+        forms.append(card.outcome(Outcome.STANDING, by=approver))
+        forms.append(card.outcome(Outcome.STANDING_FAILED, by=approver, error=ERROR_PLACEHOLDER))
+    else:
+        forms.append(card.outcome(Outcome.DONE, by=approver))
+        forms.append(card.outcome(Outcome.FAILED, by=approver, error=ERROR_PLACEHOLDER))
+    return max(card_size(form) for form in forms)

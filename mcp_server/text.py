@@ -1,0 +1,203 @@
+"""Peer text made safe for the agent control chat, and chat references.
+
+Everything a peer or a member writes (names, messages, welcome texts, errors that quote them)
+reaches the owner inside the agent control chat, where the SimpleX apps turn ``/word`` into a
+tappable command and a link into a tappable SimpleX link. The rules here make sure that no
+peer text ever forms one of those, or a second line in a card (the plan's "What the owner sees:
+the agent control chat"):
+
+- names and errors are folded to one line: each run of control, format, line separator and
+  paragraph separator characters (``\\p{Cc}``, ``\\p{Cf}``, ``\\p{Zl}``, ``\\p{Zp}``) becomes one
+  space (:func:`fold`);
+- a name that is not a valid SimpleX display name is shown as a code span (:func:`name_md`);
+- text is shown line by line, each line a code span (:func:`text_lines_md`), with backticks
+  replaced by ``'`` and a leading or trailing space turned into U+00A0, because the core's
+  markdown parser reads a span whose content starts or ends with a space as plain text.
+
+The core parses each line of a message separately and nothing inside a code span is parsed
+again, so a code span can hold any text safely.
+
+No I/O here.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from simplex_protocols.limits import MAX_CHAT_REF_DIGITS
+
+__all__ = [
+    "MAX_DISPLAY_NAME_CHARS",
+    "ChatRef",
+    "code_span",
+    "error_md",
+    "fold",
+    "is_simplex_name",
+    "is_valid_name",
+    "mention_name",
+    "name_md",
+    "parse_chat_ref",
+    "text_lines",
+    "text_lines_md",
+]
+
+#: A display name has at most this many characters (core ``mkValidName``).
+MAX_DISPLAY_NAME_CHARS: Final = 50
+
+_FOLDED_CATEGORIES: Final = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+#: Characters no display name contains (plan "Options": ``.,;/\\#@'"~``; the backtick too, as
+#: it would end a code span).
+_NAME_FORBIDDEN: Final = frozenset(".,;/\\#@'\"~`")
+
+_NBSP: Final = "\u00a0"
+
+# Line breaks as Python's str.splitlines knows them: \n, \r, \r\n, \v, \f, \x1c-\x1e, \x85,
+# U+2028, U+2029. The core splits only on \n, but an app may break a line at any of them.
+_SPLIT_LINES: Final = str.splitlines
+
+
+def _folded(ch: str) -> bool:
+    return unicodedata.category(ch) in _FOLDED_CATEGORIES
+
+
+def fold(text: str) -> str:
+    """Fold text to one line: each run of ``\\p{Cc}``, ``\\p{Cf}``, ``\\p{Zl}``, ``\\p{Zp}`` is one space."""
+    out: list[str] = []
+    in_run = False
+    for ch in text:
+        if _folded(ch):
+            if not in_run:
+                out.append(" ")
+                in_run = True
+        else:
+            out.append(ch)
+            in_run = False
+    return "".join(out)
+
+
+def _is_space(ch: str) -> bool:
+    # Haskell's Data.Char.isSpace: the Latin-1 spaces and the Unicode space separators.
+    return ch in " \t\n\r\f\v\u00a0" or unicodedata.category(ch) == "Zs"
+
+
+def _is_punctuation(ch: str) -> bool:
+    return unicodedata.category(ch).startswith("P")
+
+
+def is_valid_name(name: str) -> bool:
+    """Whether ``name`` is a valid SimpleX display name (the core's ``validName``).
+
+    1 to 50 characters; the first a letter, a digit or a symbol; none of ``.,;/\\#@'"~`` or a
+    backtick; only letters, marks, digits, symbols, punctuation and single spaces; no space at
+    either end. Such a name forms no command, mention, link or second line in a message.
+    """
+    if not 1 <= len(name) <= MAX_DISPLAY_NAME_CHARS:
+        return False
+    first = unicodedata.category(name[0])
+    if first[0] not in "LNS":
+        return False
+    if _is_space(name[-1]):
+        return False
+    previous_space = False
+    for ch in name:
+        if ch in _NAME_FORBIDDEN:
+            return False
+        category = unicodedata.category(ch)
+        if ch == " ":
+            if previous_space:
+                return False
+            previous_space = True
+            continue
+        previous_space = False
+        if category[0] not in "LMNSP":
+            return False
+    return True
+
+
+def code_span(text: str) -> str:
+    """``text`` as one code span: backticks become ``'``, edge spaces U+00A0.
+
+    ``text`` must be one line (see :func:`fold`, :func:`text_lines`).
+    """
+    content = text.replace("`", "'")
+    if content.startswith(" "):
+        content = _NBSP + content[1:]
+    if content.endswith(" "):
+        content = content[:-1] + _NBSP
+    return f"`{content}`"
+
+
+def name_md(name: str) -> str:
+    """A peer's or member's name for a card or a reply: folded; a code span unless valid."""
+    folded = fold(name)
+    return folded if is_valid_name(folded) else code_span(folded)
+
+
+def error_md(error: str) -> str:
+    """An error in a card: folded to one line, as a code span."""
+    return code_span(fold(error))
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of a text, as the apps may show them (every line break counts)."""
+    return _SPLIT_LINES(text) or [""]
+
+
+def text_lines_md(text: str) -> list[str]:
+    """Text from a peer or the agent, one code span per line (empty lines stay empty)."""
+    return [code_span(line) if line else "" for line in text_lines(text)]
+
+
+def mention_name(name: str) -> str:
+    """How a member's name is written after ``@`` in a message (the core's ``viewName``).
+
+    ``'name'`` when it has a space or ends with punctuation, otherwise the name itself.
+    """
+    if any(_is_space(ch) for ch in name) or (name and _is_punctuation(name[-1])):
+        return f"'{name}'"
+    return name
+
+
+_SIMPLEX_NAME_RE: Final = re.compile(
+    r"[@#][a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?)+"
+)
+
+
+def is_simplex_name(text: str) -> bool:
+    """Whether ``text`` has the form of a SimpleX name reference: ``@name.simplex``, ``#name.simplex``."""
+    return len(text) <= 256 and _SIMPLEX_NAME_RE.fullmatch(text) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRef:
+    """A chat of the agent: ``@N`` (a contact) or ``#N`` (a group, business chat or channel)."""
+
+    kind: Literal["@", "#"]
+    id: int
+
+    def __str__(self) -> str:
+        return f"{self.kind}{self.id}"
+
+    @property
+    def is_group(self) -> bool:
+        return self.kind == "#"
+
+
+_CHAT_REF_RE: Final = re.compile(rf"([@#])([0-9]{{1,{MAX_CHAT_REF_DIGITS}}})")
+
+
+def parse_chat_ref(text: str) -> ChatRef | None:
+    """Parse ``@N`` or ``#N`` with 1 to 15 digits; ``None`` otherwise.
+
+    A longer number is refused: the core reads chat IDs into an Int64 with a plain decimal
+    parser, so ``#18446744073709551626`` would name ``#10`` (plan "Identifiers").
+    """
+    match = _CHAT_REF_RE.fullmatch(text)
+    if match is None:
+        return None
+    kind: Literal["@", "#"] = "@" if match.group(1) == "@" else "#"
+    return ChatRef(kind, int(match.group(2)))
