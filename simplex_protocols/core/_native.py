@@ -76,7 +76,7 @@ def _library_path(native: ModuleType, version: str) -> tuple[Path | None, str]:
             return Path(override) / libname, f"{LIBS_DIR_ENV_VAR}={override}"
         native._platform_tag()
         path = Path(native._cache_root()) / f"v{version}" / "sqlite" / libname
-        return path, f"the simplex-chat cache ({path.parent})"
+        return path, "the simplex-chat cache"
     except (KeyError, RuntimeError, AttributeError, OSError) as exc:
         return None, f"this platform ({exc})"
 
