@@ -68,6 +68,7 @@ _SPKI_PREFIX: Final = bytes.fromhex("302a300506032b6570032100")
 _PKCS8_PREFIX: Final = bytes.fromhex("302e020100300506032b657004220420")
 _OID_ED25519: Final = bytes.fromhex("2b6570")
 _URL_ALPHABET = re.compile(r"[A-Za-z0-9_-]*")
+_ANY_ALPHABET = re.compile(r"[A-Za-z0-9_+/-]*")
 
 
 def service_signature_input(associated_data: bytes, payload: bytes) -> bytes:
@@ -97,13 +98,14 @@ def _b64url_decode(text: str, what: str) -> bytes:
     """
     if not isinstance(text, str):
         raise SignatureError(f"{what} is not a string", code="bad_base64")
-    if "+" in text or "/" in text:
-        raise SignatureError(
-            f"{what} uses the standard base64 alphabet; base64url uses - and _", code="bad_alphabet"
-        )
     body = text.rstrip("=")
     padding = len(text) - len(body)
     if not body or _URL_ALPHABET.fullmatch(body) is None:
+        if body and _ANY_ALPHABET.fullmatch(body) is not None:
+            raise SignatureError(
+                f"{what} uses the standard base64 alphabet; base64url uses - and _",
+                code="bad_alphabet",
+            )
         raise SignatureError(f"{what} is not base64url", code="bad_base64")
     if len(body) % 4 == 1:
         raise SignatureError(f"{what} has an impossible base64url length", code="bad_base64")
