@@ -24,6 +24,7 @@ from ._model import (
 )
 
 __all__ = [
+    "PROTOCOL_NAME_RE",
     "REQUIRED_LINK_KIND",
     "parse_communications_entry",
     "parse_llms_txt",
@@ -54,7 +55,7 @@ _LEADING_TYPE_RE = re.compile(
     r"(updates|group|business[ \t]+contact|contact)[ \t]+for(?![A-Za-z0-9])",
     re.IGNORECASE | re.ASCII,
 )
-_PROTOCOL_RE = re.compile(r"[A-Za-z0-9-]+")
+PROTOCOL_NAME_RE = re.compile(r"[A-Za-z0-9-]+")
 _AUDIENCES = {a.value: a for a in Audience}
 _FREQUENCIES = {f.value: f for f in ChangeFrequency}
 
@@ -410,7 +411,7 @@ def _check_protocols(values: list[str], position: int) -> tuple[str, ...]:
             )
         # LLMS-NOTES-5 and NAME-1: a protocol name is ASCII letters, digits and hyphens, in
         # any letter case in the notes.
-        if _PROTOCOL_RE.fullmatch(value) is None:
+        if PROTOCOL_NAME_RE.fullmatch(value) is None:
             raise _Fail(
                 f"{value[:40]!r} is not a protocol name (letters, digits and hyphens)",
                 "bad_protocol",

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from simplex_protocols.errors import LLMsTxtError
 
 from ._model import AddressType, CommunicationsEntry
-from ._parser import parse_communications_entry
+from ._parser import PROTOCOL_NAME_RE, parse_communications_entry
 
 __all__ = ["render_communications_entry", "render_communications_section"]
 
@@ -43,6 +43,16 @@ def render_communications_entry(entry: CommunicationsEntry, *, validate: bool = 
         LLMsTxtError: the entry cannot be written so that it reads back the same; ``code`` is
             the parser's code for what is wrong, or ``not_representable``.
     """
+    for protocol in entry.protocols:
+        # LLMS-NOTES-5: checked here, because "mcp, a2a" would read back as two protocols.
+        if PROTOCOL_NAME_RE.fullmatch(protocol) is None:
+            raise LLMsTxtError(
+                f"{protocol[:40]!r} is not a protocol name (letters, digits and hyphens)",
+                code="bad_protocol",
+                requirement="LLMS-NOTES-5",
+                input_excerpt=protocol,
+                line=entry.line,
+            )
     title = entry.title.translate(_TITLE_ESCAPES)
     url = entry.url.translate(_URL_ESCAPES)
     text = f"- [{title}]({url}): {_notes(entry)}"
