@@ -14,10 +14,17 @@ from __future__ import annotations
 
 from simplex_protocols._exports import publish
 
+from . import _commands as commands
 from ._backend import CoreBackend as CoreBackend
 from ._client import DEFAULT_EVENT_BUFFER as DEFAULT_EVENT_BUFFER
 from ._client import ChatCore as ChatCore
 from ._client import EventSubscription as EventSubscription
+from ._commands import ChatRef as ChatRef
+from ._commands import ContactRef as ContactRef
+from ._commands import GroupRef as GroupRef
+from ._commands import mention as mention
+from ._commands import parse_chat_ref as parse_chat_ref
+from ._commands import quote_name as quote_name
 from ._native import NativeBackend as NativeBackend
 from ._options import CORE_ENV_VAR as CORE_ENV_VAR
 from ._options import CORE_OPTION_HELP as CORE_OPTION_HELP
@@ -44,6 +51,8 @@ __all__ = [
     "DEFAULT_DB_PREFIX",
     "DEFAULT_EVENT_BUFFER",
     "ChatCore",
+    "ChatRef",
+    "ContactRef",
     "CoreBackend",
     "CoreKind",
     "CoreOption",
@@ -51,15 +60,20 @@ __all__ = [
     "CoreProtocolEvent",
     "EventReceived",
     "EventSubscription",
+    "GroupRef",
     "InvalidFrame",
     "NativeBackend",
     "ResponseReceived",
     "UnmatchedResponse",
     "WebSocketBackend",
     "add_core_argument",
+    "commands",
     "default_core_option",
+    "mention",
     "open_core",
+    "parse_chat_ref",
     "parse_core_option",
+    "quote_name",
 ]
 
 publish(globals(), __all__)
