@@ -285,30 +285,30 @@ def check_commands(preferences: Any) -> tuple[DeclarationError, ...]:
     if prefs is None:
         return ()
     found: list[DeclarationError] = []
-    stack: list[tuple[Any, str]] = [(prefs.get("commands"), "/commands")]
+    # Depth first, in document order, without recursion (menus can nest arbitrarily deep).
+    stack: list[tuple[Any, str]] = []
+
+    def push_menu(commands: Any, where: str) -> None:
+        if isinstance(commands, list):
+            stack.extend((c, f"{where}/{i}") for i, c in reversed(list(enumerate(commands))))
+
+    push_menu(prefs.get("commands"), "/commands")
     while stack:
-        commands, where = stack.pop()
-        if not isinstance(commands, list):
+        command, where = stack.pop()
+        if not isinstance(command, Mapping):
             continue
-        nested: list[tuple[Any, str]] = []
-        for i, command in enumerate(commands):
-            if not isinstance(command, Mapping):
-                continue
-            keyword = command.get("keyword")
-            if isinstance(keyword, str) and _command_keyword(keyword) == "_call":
-                found.append(
-                    problem(
-                        "/_call is a command for software and is not added to commands",
-                        "call_in_commands",
-                        "DECL-PROTO-11",
-                        f"{where}/{i}/keyword",
-                        keyword,
-                    )
+        keyword = command.get("keyword")
+        if isinstance(keyword, str) and _command_keyword(keyword) == "_call":
+            found.append(
+                problem(
+                    "/_call is a command for software and is not added to commands",
+                    "call_in_commands",
+                    "DECL-PROTO-11",
+                    f"{where}/keyword",
+                    keyword,
                 )
-            if "commands" in command:
-                nested.append((command["commands"], f"{where}/{i}/commands"))
-        # Depth first, in document order.
-        stack.extend(reversed(nested))
+            )
+        push_menu(command.get("commands"), f"{where}/commands")
     return tuple(found)
 
 
