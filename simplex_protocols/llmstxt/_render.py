@@ -12,7 +12,7 @@ from ._parser import PROTOCOL_NAME_RE, parse_communications_entry
 __all__ = ["render_communications_entry", "render_communications_section"]
 
 _TITLE_ESCAPES = str.maketrans({"\\": "\\\\", "[": "\\[", "]": "\\]"})
-_URL_ESCAPES = str.maketrans({"\\": "\\\\", "(": "\\(", ")": "\\)"})
+_URL_ESCAPES = str.maketrans({"\\": "\\\\", "(": "\\(", ")": "\\)", "<": "\\<"})
 
 
 def _notes(entry: CommunicationsEntry) -> str:
