@@ -420,7 +420,7 @@ class PublicGroupDeclaration:
         extra = _readonly(self.extra)
         if "audience" in extra or "changeFrequency" in extra:
             _invalid(
-                "extra members repeat audience or changeFrequency", "bad_public_group", "DECL-AUD-1"
+                "extra members repeat audience or changeFrequency", "bad_public_group", "DECL-AUD-6"
             )
         object.__setattr__(self, "extra", extra)
         object.__setattr__(self, "problems", tuple(self.problems))
@@ -476,10 +476,10 @@ class AddressLinkData:
     raw: Any = field(default=None, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "serves", _peers(self.serves, "serves", "DECL-SERVES-1"))
+        object.__setattr__(self, "serves", _peers(self.serves, "serves", "DECL-SERVES-2"))
         extra = _readonly(self.extra)
         if "serves" in extra:
-            _invalid("extra members repeat serves", "bad_link_data", "DECL-SERVES-1")
+            _invalid("extra members repeat serves", "bad_link_data", "DECL-SERVES-2")
         object.__setattr__(self, "extra", extra)
         object.__setattr__(self, "problems", tuple(self.problems))
 

@@ -105,7 +105,7 @@ def parse_public_group(value: Any, *, strict: bool = False) -> PublicGroupDeclar
     """
     obj = as_dict(value)
     if obj is None:
-        err = _not_an_object("publicGroup", "DECL-AUD-1", value)
+        err = _not_an_object("publicGroup", "DECL-AUD-6", value)
         if strict:
             raise err
         return PublicGroupDeclaration(problems=(err,), raw=value)
@@ -184,12 +184,12 @@ def parse_link_data(value: Any, *, strict: bool = False) -> AddressLinkData:
     """
     obj = as_dict(value)
     if obj is None:
-        err = _not_an_object("link data", "DECL-SERVES-1", value)
+        err = _not_an_object("link data", "DECL-SERVES-2", value)
         if strict:
             raise err
         return AddressLinkData(problems=(err,), raw=value)
     problems: list[DeclarationError] = []
-    serves = _read_peers(obj, "serves", "address-link-data", "DECL-SERVES-1", problems)
+    serves = _read_peers(obj, "serves", "address-link-data", "DECL-SERVES-2", problems)
     if strict and problems:
         raise problems[0]
     extra = {k: v for k, v in obj.items() if k != "serves"}

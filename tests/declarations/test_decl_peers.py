@@ -160,7 +160,7 @@ def test_bad_audience(audience: Any, expected_problems: list[Any], expected_audi
 @pytest.mark.parametrize("value", [None, [], "x", 3])
 def test_record_that_is_not_an_object(value: Any) -> None:
     declared = parse_public_group(value)
-    assert codes(declared.problems) == [("not_an_object", "DECL-AUD-1", "")]
+    assert codes(declared.problems) == [("not_an_object", "DECL-AUD-6", "")]
     assert declared.effective_audience == {HUMAN}
     with pytest.raises(DeclarationError):
         parse_public_group(value, strict=True)
@@ -211,15 +211,15 @@ def test_link_data_default_and_unknown_values() -> None:
 @pytest.mark.requirement("DECL-SERVES-1")
 def test_bad_serves() -> None:
     assert codes(parse_link_data({"serves": "agent"}).problems) == [
-        ("bad_serves", "DECL-SERVES-1", "/serves")
+        ("bad_serves", "DECL-SERVES-2", "/serves")
     ]
     parsed = parse_link_data({"serves": [True, "agent"]})
-    assert codes(parsed.problems) == [("bad_serves_value", "DECL-SERVES-1", "/serves/0")]
+    assert codes(parsed.problems) == [("bad_serves_value", "DECL-SERVES-2", "/serves/0")]
     assert parsed.serves == (AGENT,)
     with pytest.raises(DeclarationError) as info:
         parse_link_data({"serves": [True]}, strict=True)
     assert info.value.code == "bad_serves_value"
-    assert codes(parse_link_data([]).problems) == [("not_an_object", "DECL-SERVES-1", "")]
+    assert codes(parse_link_data([]).problems) == [("not_an_object", "DECL-SERVES-2", "")]
     with pytest.raises(DeclarationError):
         parse_link_data(None, strict=True)
     with pytest.raises(DeclarationError) as info:
