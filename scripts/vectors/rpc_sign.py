@@ -896,7 +896,7 @@ def kat_cases() -> list[dict[str, Any]]:
         out.append(
             {
                 "id": f"rpc.sign_kat/{name}",
-                "requirements": ["RPC-SIG-1", "RPC-REQ-4"],
+                "requirements": ["RPC-SIG-1", "RPC-REQ-4", "RPC-CMD-4"],
                 "input": {
                     "seed_hex": key.to_seed().hex(),
                     "ad_hex": ad.hex(),
