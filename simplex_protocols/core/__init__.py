@@ -15,6 +15,8 @@ from __future__ import annotations
 from simplex_protocols._exports import publish
 
 from . import _commands as commands
+from . import _types as types
+from ._api import ChatAPI as ChatAPI
 from ._backend import CoreBackend as CoreBackend
 from ._client import DEFAULT_EVENT_BUFFER as DEFAULT_EVENT_BUFFER
 from ._client import ChatCore as ChatCore
@@ -25,6 +27,12 @@ from ._commands import GroupRef as GroupRef
 from ._commands import mention as mention
 from ._commands import parse_chat_ref as parse_chat_ref
 from ._commands import quote_name as quote_name
+from ._events import ReceivedMessage as ReceivedMessage
+from ._events import chat_items as chat_items
+from ._events import chat_ref_of as chat_ref_of
+from ._events import event_type as event_type
+from ._events import event_user_id as event_user_id
+from ._events import received_messages as received_messages
 from ._native import NativeBackend as NativeBackend
 from ._options import CORE_ENV_VAR as CORE_ENV_VAR
 from ._options import CORE_OPTION_HELP as CORE_OPTION_HELP
@@ -50,6 +58,7 @@ __all__ = [
     "DEFAULT_CORE",
     "DEFAULT_DB_PREFIX",
     "DEFAULT_EVENT_BUFFER",
+    "ChatAPI",
     "ChatCore",
     "ChatRef",
     "ContactRef",
@@ -63,17 +72,24 @@ __all__ = [
     "GroupRef",
     "InvalidFrame",
     "NativeBackend",
+    "ReceivedMessage",
     "ResponseReceived",
     "UnmatchedResponse",
     "WebSocketBackend",
     "add_core_argument",
+    "chat_items",
+    "chat_ref_of",
     "commands",
     "default_core_option",
+    "event_type",
+    "event_user_id",
     "mention",
     "open_core",
     "parse_chat_ref",
     "parse_core_option",
     "quote_name",
+    "received_messages",
+    "types",
 ]
 
 publish(globals(), __all__)
