@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -56,16 +57,25 @@ def dumps(value: Any) -> str:
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise WireJSONError(f"duplicate object key {key!r}", "duplicate_key")
-        out[key] = value
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise WireJSONError(f"duplicate object key {key!r}", "duplicate_key")
+            seen.add(key)
     return out
 
 
 def _bad_constant(name: str) -> Any:
     raise WireJSONError(f"{name} is not JSON", "not_json")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise WireJSONError(f"number {text[:20]} is out of range", "bad_number")
+    return value
 
 
 def _check_depth(value: Any, limit: int) -> None:
@@ -79,6 +89,11 @@ def _check_depth(value: Any, limit: int) -> None:
             stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
 
 
+# A \uD800-\uDFFF escape in the text: only then is it worth walking the decoded value for lone
+# surrogates (a valid pair decodes to one character and passes).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def loads(text: str | bytes, *, allow_duplicate_keys: bool = False) -> Any:
     """Decode wire JSON strictly.
 
@@ -87,46 +102,42 @@ def loads(text: str | bytes, *, allow_duplicate_keys: bool = False) -> Any:
     surrogate escapes (``lone_surrogate``), duplicate object keys unless allowed
     (``duplicate_key``), nesting deeper than :data:`MAX_JSON_DEPTH` (``too_deep``), and numbers
     too large to represent (``bad_number``).
+
+    The checks cost little on ordinary input: the depth walk runs only when the text has more
+    opening brackets than the depth limit, and the surrogate walk only when the text contains a
+    surrogate escape.
     """
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise WireJSONError("not UTF-8", "not_utf8", exc.start) from None
-    # Cheap pre-check so that pathological nesting never reaches the recursive decoder.
-    depth = 0
-    in_string = False
-    escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                raise WireJSONError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels", "too_deep")
-        elif ch in "]}":
-            depth -= 1
     try:
         value = json.loads(
             text,
             object_pairs_hook=None if allow_duplicate_keys else _no_duplicates,
             parse_constant=_bad_constant,
+            parse_float=_finite_float,
         )
     except WireJSONError:
         raise
     except json.JSONDecodeError as exc:
         raise WireJSONError(f"not JSON: {exc.msg}", "not_json", exc.pos) from None
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise WireJSONError(
+            f"JSON nested deeper than {MAX_JSON_DEPTH} levels", "too_deep"
+        ) from None
+    except ValueError as exc:
         raise WireJSONError(f"bad number or value: {exc}", "bad_number") from None
-    _check_depth(value, MAX_JSON_DEPTH)
-    _check_strings(value)
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH:
+        _check_depth(value, MAX_JSON_DEPTH)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise WireJSONError("lone surrogate in the text", "lone_surrogate", exc.start) from None
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+        _check_strings(value)
     return value
 
 
@@ -142,8 +153,6 @@ def _check_strings(value: Any) -> None:
                 stack.append(child)
         elif isinstance(node, list):
             stack.extend(node)
-        elif isinstance(node, float) and not math.isfinite(node):
-            raise WireJSONError("number out of range", "bad_number")
 
 
 def _check_text(text: str) -> None:
