@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import hmac
 import os
@@ -177,6 +178,13 @@ def _spki_to_raw(der: bytes) -> bytes:
     return der[bits_start + 1 : end]
 
 
+@functools.lru_cache(maxsize=512)
+def _decode_public_key_text(text: str) -> bytes:
+    # The same few keys arrive again and again (every request of a requester carries its key):
+    # decoding is pure, so remember the recent answers. Errors are not cached.
+    return _spki_to_raw(_b64url_decode(text, "the key"))
+
+
 class PublicKey:
     """An Ed25519 public key: a ``signerKey``, a ``requestKey``.
 
@@ -216,8 +224,9 @@ class PublicKey:
                 DER), ``not_spki``, ``wrong_algorithm`` (for example an X25519 key),
                 ``trailing_bytes``, ``bad_key_length``.
         """
-        der = _b64url_decode(text, "the key")
-        return cls(_spki_to_raw(der))
+        if not isinstance(text, str):
+            raise SignatureError("the key is not a string", code="bad_base64")
+        return cls(_decode_public_key_text(text))
 
     @classmethod
     def from_spki_der(cls, der: bytes) -> PublicKey:
