@@ -205,7 +205,7 @@ class SimplexName:
 
 # --------------------------------------------------------------------------- helpers
 
-_B64URL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+_B64URL_RE = re.compile(r"[A-Za-z0-9_-]+")
 _B64URL_INDEX = {
     c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 }
@@ -256,7 +256,7 @@ def _check_text(text: object, what: str) -> str:
 
 
 def _is_b64url(s: str) -> bool:
-    return bool(s) and all(c in _B64URL for c in s)
+    return _B64URL_RE.fullmatch(s) is not None
 
 
 def _check_key(s: str, chars: int) -> bool:

@@ -123,11 +123,14 @@ class CommunicationsEntry:
         # Accept plain strings and lists from callers; store the canonical forms.
         if self.network.isascii() and self.network.lower() == "simplex":
             object.__setattr__(self, "network", SIMPLEX_NETWORK)
-        object.__setattr__(self, "type", AddressType(self.type))
-        object.__setattr__(self, "audience", Audience(self.audience))
-        if self.frequency is not None:
+        if type(self.type) is not AddressType:
+            object.__setattr__(self, "type", AddressType(self.type))
+        if type(self.audience) is not Audience:
+            object.__setattr__(self, "audience", Audience(self.audience))
+        if self.frequency is not None and type(self.frequency) is not ChangeFrequency:
             object.__setattr__(self, "frequency", ChangeFrequency(self.frequency))
-        object.__setattr__(self, "protocols", tuple(self.protocols))
+        if type(self.protocols) is not tuple:
+            object.__setattr__(self, "protocols", tuple(self.protocols))
 
     @property
     def is_simplex(self) -> bool:

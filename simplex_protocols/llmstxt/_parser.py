@@ -41,9 +41,9 @@ REQUIRED_LINK_KIND: dict[AddressType, LinkKind] = {
 
 _ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 # C0 controls except tab, DEL, C1 controls, and the Unicode line and paragraph separators.
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
 # Bidi embeddings, overrides and isolates reorder what a reader sees ("Trojan Source").
 _BIDI_RE = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 # Invisible characters that can make two titles or networks look the same. ZWJ and ZWNJ
 # (U+200C, U+200D) and the direction marks are left alone: scripts and emoji need them.
 _INVISIBLE_RE = re.compile(r"[\u00ad\u115f\u1160\u180e\u200b\u2060-\u2064\u3164\ufeff\uffa0]")
@@ -59,6 +59,8 @@ PROTOCOL_NAME_RE = re.compile(r"[A-Za-z0-9-]+")
 _AUDIENCES = {a.value: a for a in Audience}
 _FREQUENCIES = {f.value: f for f in ChangeFrequency}
 
+# A link destination without escapes, parentheses, angle brackets or spaces: the usual case.
+_PLAIN_URL_RE = re.compile(r"\(([^ \t()<\\]+)\)")
 _ATX_RE = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
 _FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _SETEXT_RE = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
@@ -146,8 +148,10 @@ def parse_communications_entry(
     try:
         entry = _parse_entry(text, line)
         if validate:
-            _validate(entry, _url_position(text))
+            _validate(entry, None)
     except _Fail as fail:
+        if fail.position is None:
+            fail.position = _url_position(text)
         raise _error(fail, text, line) from None
     return entry
 
@@ -166,19 +170,18 @@ def _parse_entry(text: str, line: int | None) -> CommunicationsEntry:
             "LLMS-ITEM-1",
             MAX_ENTRY_LINE_CHARS,
         )
-    bad = _CONTROL_RE.search(text)
+    bad = _UNSAFE_RE.search(text)
     if bad is not None:
+        if _BIDI_RE.match(bad.group()):
+            raise _Fail(
+                f"bidirectional control U+{ord(bad.group()):04X} in the item",
+                "bidi_control",
+                "LLMS-ITEM-1",
+                bad.start(),
+            )
         raise _Fail(
             f"control character U+{ord(bad.group()):04X} in the item",
             "control_character",
-            "LLMS-ITEM-1",
-            bad.start(),
-        )
-    bad = _BIDI_RE.search(text)
-    if bad is not None:
-        raise _Fail(
-            f"bidirectional control U+{ord(bad.group()):04X} in the item",
-            "bidi_control",
             "LLMS-ITEM-1",
             bad.start(),
         )
@@ -243,6 +246,11 @@ def _parse_entry(text: str, line: int | None) -> CommunicationsEntry:
 
 def _scan_title(text: str, start: int) -> tuple[str, int]:
     """The link text from ``[`` to its matching ``]``: nested brackets and escapes allowed."""
+    close = text.find("]", start + 1)
+    if close > 0:
+        plain = text[start + 1 : close]
+        if "[" not in plain and "\\" not in plain:
+            return plain, close + 1
     out: list[str] = []
     depth = 1
     j = start + 1
@@ -266,6 +274,9 @@ def _scan_title(text: str, start: int) -> tuple[str, int]:
 
 def _scan_url(text: str, start: int) -> tuple[str, int]:
     """The link destination from ``(`` to its closing ``)``; ``<...>`` form allowed."""
+    plain = _PLAIN_URL_RE.match(text, start)
+    if plain is not None:
+        return plain.group(1), plain.end()
     n = len(text)
     j = start + 1
     if j < n and text[j] == "<":
@@ -611,7 +622,7 @@ def parse_llms_txt(
             if summary is None and first == ">" and not seen_section and title is not None:
                 summary = stripped[1:].strip()
             continue
-        if _THEMATIC_RE.fullmatch(raw) is not None:
+        if first in "-*_" and "[" not in raw and _THEMATIC_RE.fullmatch(raw) is not None:
             item_open = False
             continue
         item = _ITEM_RE.match(raw)
