@@ -1,0 +1,55 @@
+"""The QR code of the join link, for a terminal (plan "What the person sees: CLI").
+
+The modules of the link's QR code at error correction level L, with a light margin of
+2 modules. Dark modules are SGR 40 (background) or 30 (foreground), light ones 47 or 37;
+each line ends with ``ESC[0m``.
+
+- small (default): one column per module and two module rows per line, with an extra light
+  row when the row count is odd; two equal modules are a space with their background, two
+  different ones ``▄`` with the bottom module's foreground and the top module's background.
+  37 columns by 19 lines for 33 modules.
+- large: two spaces with the module's background per module, one line per module: 74 columns
+  by 37 lines for 33 modules.
+
+No I/O here.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+import segno
+
+__all__ = ["MARGIN_MODULES", "qr_lines", "qr_modules"]
+
+MARGIN_MODULES: Final = 2
+_RESET: Final = "\x1b[0m"
+_BG: Final = {True: "40", False: "47"}
+_FG: Final = {True: "30", False: "37"}
+
+
+def qr_modules(text: str) -> list[list[bool]]:
+    """The QR code's modules (``True`` is dark) with the light margin, level L."""
+    code = segno.make_qr(text, error="l", boost_error=False)
+    return [[bool(v) for v in row] for row in code.matrix_iter(scale=1, border=MARGIN_MODULES)]
+
+
+def qr_lines(text: str, size: Literal["small", "large"] = "small") -> list[str]:
+    """The terminal lines of the QR code of ``text``."""
+    rows = qr_modules(text)
+    lines: list[str] = []
+    if size == "large":
+        for row in rows:
+            lines.append("".join(f"\x1b[{_BG[dark]}m  " for dark in row) + _RESET)
+        return lines
+    if len(rows) % 2:
+        rows.append([False] * len(rows[0]))
+    for top, bottom in zip(rows[0::2], rows[1::2], strict=True):
+        cells: list[str] = []
+        for upper, lower in zip(top, bottom, strict=True):
+            if upper == lower:
+                cells.append(f"\x1b[{_BG[upper]}m ")
+            else:
+                cells.append(f"\x1b[{_FG[lower]};{_BG[upper]}m\u2584")
+        lines.append("".join(cells) + _RESET)
+    return lines
