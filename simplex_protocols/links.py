@@ -34,6 +34,7 @@ from ._wire import loads as _wire_loads
 from .errors import LinkError, ParseError
 
 __all__ = [
+    "MAX_LINK_CHARS",
     "LinkForm",
     "LinkKind",
     "LinkScheme",
