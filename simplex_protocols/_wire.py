@@ -169,12 +169,15 @@ def aeson_string_size(text: str) -> int:
     six bytes, and every other character its UTF-8 length.
     """
     size = len(text.encode("utf-8", "surrogatepass"))
-    for ch in text:
-        if ch in '"\\\n\r\t':
-            size += 1
-        elif ch < " ":
-            size += 5
+    size += text.count('"') + text.count("\\")
+    if _CONTROL.search(text) is not None:
+        size += text.count("\n") + text.count("\r") + text.count("\t")
+        size += 5 * len(_OTHER_CONTROL.findall(text))
     return size
+
+
+_CONTROL = re.compile(r"[\x00-\x1f]")
+_OTHER_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
 #: Characters of a shared message ID or a member ID in the core's message JSON: 12 random
