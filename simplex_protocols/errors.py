@@ -42,6 +42,7 @@ __all__ = [
     "RemoteProtocolError",
     "RequestKeyMismatchError",
     "ServiceError",
+    "ServiceTransportError",
     "SignatureError",
     "SimplexError",
     "TooLargeError",
@@ -404,6 +405,31 @@ class CoreError(SimplexError):
         detail = _error_detail(self.chat_error)
         text = f"{what}: {chain}" if what else f"chat core error: {chain}"
         return f"{text} ({detail})" if detail else text
+
+
+class ServiceTransportError(CoreError):
+    """The chat core could not carry a Service RPC request or response (``A_SERVICE`` errors).
+
+    A timeout is not one of these: it is :class:`CallTimeoutError`.
+
+    Attributes:
+        service_error: the core's ``AgentServiceError`` tag: ``notDRAddress`` (the address has
+            no ratchet keys, so it takes no service requests), ``badSignature`` (the signature
+            did not verify at the responder), ``rejected`` (the responder's agent refused the
+            request), ``noPendingRequest`` (a response after the 180 s window, or to an unknown
+            request), or another tag the core may add.
+    """
+
+    def __init__(
+        self,
+        chat_error: Mapping[str, Any],
+        *,
+        service_error: str,
+        response: Mapping[str, Any] | None = None,
+        command: str | None = None,
+    ) -> None:
+        super().__init__(chat_error, response=response, command=command)
+        self.service_error = service_error
 
 
 class CoreConnectionError(SimplexError, ConnectionError):
