@@ -1,1 +1,44 @@
-"""(in progress)"""
+"""A simulated SimpleX network: a test double of the routers plus one chat core per user.
+
+It is not SimpleX: it runs in one process, keeps its chats in memory (saved to a JSON file
+on request), and exchanges internal messages between its cores. What it gives its clients is
+faithful to the SimpleX chat core: the same command syntax, the same response and event JSON,
+the same IDs, errors and limits. Use it for tests, demos and offline bot development::
+
+    from simplex_protocols.sim import SimNetwork
+    from simplex_protocols._clock import ManualClock
+
+    network = SimNetwork(seed=1, clock=ManualClock())
+    bot = network.add_user("bot", peer_type="bot")
+    link = bot.create_address(pq_ratchet=True)
+    backend = network.backend("alice")   # a CoreBackend, frames in the CLI WebSocket shape
+
+``simplex-sim serve`` exposes the same network over WebSocket, one endpoint per user.
+See ``docs/sim.md``.
+"""
+
+from __future__ import annotations
+
+from simplex_protocols._exports import publish
+
+from ._backend import SimBackend as SimBackend
+from ._core import SimCore as SimCore
+from ._links import ROUTER_HOSTS as ROUTER_HOSTS
+from ._network import Faults as Faults
+from ._network import SimNetwork as SimNetwork
+from ._network import SimUser as SimUser
+from ._network import default_network as default_network
+from ._server import SimServer as SimServer
+
+__all__ = [
+    "ROUTER_HOSTS",
+    "Faults",
+    "SimBackend",
+    "SimCore",
+    "SimNetwork",
+    "SimServer",
+    "SimUser",
+    "default_network",
+]
+
+publish(globals(), __all__)

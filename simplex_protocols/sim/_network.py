@@ -1,0 +1,791 @@
+"""The simulated network: routers, links, SimpleX names, faults, message delivery and timers.
+
+The network is a synchronous state machine driven by its clock (as aioquic is driven by
+``now``): a command to a core may queue deliveries; :meth:`SimNetwork.pump` moves every
+delivery that can move now (the router is up, the sender and the recipient are online, its
+latency has passed) and holds the others; :meth:`SimNetwork.next_deadline` says when the
+next held delivery or service-request timeout is due. The async layer (backends and the
+WebSocket server) only waits for "something changed" or "the next deadline", so the whole
+network is deterministic under a seeded :class:`random.Random` and a
+:class:`~simplex_protocols._clock.ManualClock`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from simplex_protocols._clock import Clock, SystemClock
+from simplex_protocols._wire import dumps
+
+from ._links import ROUTER_HOSTS, LinkRef, parse_link, parse_name
+from ._store import Database
+
+if TYPE_CHECKING:
+    from ._backend import SimBackend
+    from ._core import SimCore
+
+__all__ = ["Delivery", "Faults", "LinkTarget", "NameRecord", "SimNetwork", "SimUser"]
+
+JSON = dict[str, Any]
+
+_STATE_FORMAT = "simplex-protocols/sim-state/1"
+
+#: Kinds of message that a "message loss" fault can drop. Handshakes and group management
+#: messages are never lost: the agent retries them until they are delivered.
+_LOSSABLE = frozenset({"x.msg.new", "x.msg.update", "x.msg.del", "x.svc.req", "x.svc.resp"})
+
+
+@dataclass
+class LinkTarget:
+    """What a link key resolves to on the network."""
+
+    kind: str  # "address" | "group" | "invitation"
+    core: str
+    row_id: int  # LinkRow ID (address, group) or ConnRow ID (invitation)
+    router: str
+
+
+@dataclass
+class NameRecord:
+    """A registered SimpleX name."""
+
+    name: str  # "directory.simplex"
+    core: str
+    user_id: int
+    kind: str  # "contact" | "publicGroup"
+    group_id: int | None = None
+    known_domain: bool = True
+
+
+@dataclass
+class Delivery:
+    """One message in flight from one core to another."""
+
+    seq: int
+    src_core: str
+    dst_core: str
+    dst: str  # agent connection ID, or "link:<key>"
+    router: str
+    body: JSON
+    src_agent: str | None
+    receipt: list[int] | None  # item IDs at the sender that this delivery carries
+    due: float
+    wire: str  # FIFO key: messages on one wire keep their order
+    lost: bool = False
+    accepted: bool = False
+    msg_seq: int = 0
+
+
+@dataclass
+class _Scope:
+    users: frozenset[str] | None = None  # any end is one of these users
+    link: frozenset[str] | None = None  # both ends are these two users
+
+    def applies(self, a: str, b: str) -> bool:
+        if self.link is not None:
+            return {a, b} == set(self.link)
+        if self.users is not None:
+            return a in self.users or b in self.users
+        return True
+
+
+@dataclass
+class Faults:
+    """Fault switches of a network, on its clock. Change them at any time.
+
+    Scopes: ``user="bob"`` applies to every message to or from bob; ``link=("alice",
+    "bob")`` to messages between the two; neither applies to every message.
+    """
+
+    _network: SimNetwork
+    _latency: list[tuple[_Scope, float]] = field(default_factory=list)
+    _loss: list[tuple[_Scope, float]] = field(default_factory=list)
+    _routers_down: set[str] = field(default_factory=set)
+    _offline: set[str] = field(default_factory=set)
+    _slow: dict[str, float] = field(default_factory=dict)
+    _no_name_servers: set[str] = field(default_factory=set)
+    _name_servers_down: bool = False
+    tampered_signatures: bool = False
+
+    @staticmethod
+    def _scope(user: str | None, link: tuple[str, str] | None) -> _Scope:
+        if user is not None and link is not None:
+            raise ValueError("give user= or link=, not both")
+        if link is not None:
+            return _Scope(link=frozenset(link))
+        if user is not None:
+            return _Scope(users=frozenset([user]))
+        return _Scope()
+
+    def latency(
+        self, seconds: float, *, user: str | None = None, link: tuple[str, str] | None = None
+    ) -> None:
+        """Delay each message in scope by ``seconds`` (0 removes the delay)."""
+        if seconds < 0:
+            raise ValueError("latency cannot be negative")
+        scope = self._scope(user, link)
+        self._latency = [(s, v) for s, v in self._latency if s != scope]
+        if seconds > 0:
+            self._latency.append((scope, seconds))
+        self._network.changed()
+
+    def loss(
+        self, probability: float, *, user: str | None = None, link: tuple[str, str] | None = None
+    ) -> None:
+        """Drop each chat message or service message in scope with ``probability`` (0..1).
+
+        A receiver sees a lost chat message as an ``rcvIntegrityError`` item (skipped message)
+        when the next message on that connection arrives, as the core reports a gap.
+        """
+        if not 0.0 <= probability <= 1.0:
+            raise ValueError("probability must be between 0 and 1")
+        scope = self._scope(user, link)
+        self._loss = [(s, v) for s, v in self._loss if s != scope]
+        if probability > 0:
+            self._loss.append((scope, probability))
+
+    def router_down(self, host: str, down: bool = True) -> None:
+        """Take a router down (messages to its queues wait; commands on it fail) or up."""
+        if host not in ROUTER_HOSTS:
+            raise ValueError(f"unknown router {host!r}; routers are {', '.join(ROUTER_HOSTS)}")
+        if down:
+            self._routers_down.add(host)
+        else:
+            self._routers_down.discard(host)
+        self._network.changed()
+
+    def offline(self, user: str, offline: bool = True) -> None:
+        """Take a user's core off the network, or bring it back.
+
+        While offline its messages wait on its side and messages to it wait on the routers;
+        both are delivered when it returns.
+        """
+        if offline:
+            self._offline.add(user)
+        else:
+            self._offline.discard(user)
+        self._network.changed()
+
+    def slow_responder(self, user: str, seconds: float) -> None:
+        """Delay everything ``user`` sends (messages and service responses) by ``seconds``."""
+        if seconds < 0:
+            raise ValueError("delay cannot be negative")
+        if seconds:
+            self._slow[user] = seconds
+        else:
+            self._slow.pop(user, None)
+
+    def name_servers(self, available: bool, *, user: str | None = None) -> None:
+        """Make SimpleX name resolution fail with ``NO_NAME_SERVERS`` (for one user or all)."""
+        if user is None:
+            self._name_servers_down = not available
+        elif available:
+            self._no_name_servers.discard(user)
+        else:
+            self._no_name_servers.add(user)
+
+    def tamper_signatures(self, on: bool = True) -> None:
+        """Verify signed service requests with another session's associated data, as a
+        signature copied into another ratchet session would be: they fail with
+        ``A_SERVICE badSignature``."""
+        self.tampered_signatures = on
+
+    def clear(self) -> None:
+        """Remove every fault."""
+        self._latency.clear()
+        self._loss.clear()
+        self._routers_down.clear()
+        self._offline.clear()
+        self._slow.clear()
+        self._no_name_servers.clear()
+        self._name_servers_down = False
+        self.tampered_signatures = False
+        self._network.changed()
+
+    # ---------------------------------------------------------------- queries
+
+    def is_router_down(self, host: str) -> bool:
+        return host in self._routers_down
+
+    def is_offline(self, user: str) -> bool:
+        return user in self._offline
+
+    def has_name_servers(self, user: str) -> bool:
+        return not self._name_servers_down and user not in self._no_name_servers
+
+    def delay(self, src: str, dst: str) -> float:
+        total = sum(v for s, v in self._latency if s.applies(src, dst))
+        return total + self._slow.get(src, 0.0)
+
+    def loss_probability(self, src: str, dst: str) -> float:
+        keep = 1.0
+        for scope, p in self._loss:
+            if scope.applies(src, dst):
+                keep *= 1.0 - p
+        return 1.0 - keep
+
+
+class SimUser:
+    """A handle on one simulated user: its core (by name) and its user ID there."""
+
+    def __init__(self, network: SimNetwork, core: str, user_id: int) -> None:
+        self.network = network
+        self.name = core
+        self.user_id = user_id
+
+    def __repr__(self) -> str:
+        return f"SimUser({self.name!r}, user_id={self.user_id})"
+
+    @property
+    def core(self) -> SimCore:
+        return self.network.core(self.name)
+
+    @property
+    def display_name(self) -> str:
+        db = self.core.db
+        return db.users[self.user_id].local_display_name
+
+    @property
+    def router(self) -> str:
+        return self.core.db.users[self.user_id].router
+
+    def command(self, cmd: str) -> JSON:
+        """Run one non-blocking command on this user's core; return the response object."""
+        return self.core.execute(cmd)
+
+    def backend(self) -> SimBackend:
+        """A new in-process backend attached to this user's core."""
+        return self.network.backend(self.name)
+
+    def create_address(
+        self,
+        *,
+        pq_ratchet: bool | None = None,
+        business: bool = False,
+        auto_accept: bool = True,
+        welcome: str | None = None,
+        serves: list[str] | None = None,
+    ) -> str:
+        """Create this user's contact address (as ``/_address``) and return its short link.
+
+        ``pq_ratchet`` adds ratchet keys (needed for Service RPC): ``True`` with PQ, ``False``
+        without; ``None`` leaves the address without them, as ``/_address`` without the option.
+        """
+        opt = "" if pq_ratchet is None else f" pq_ratchet={'on' if pq_ratchet else 'off'}"
+        created = self.command(f"/_address {self.user_id}{opt}")
+        if created.get("type") != "userContactLinkCreated":
+            raise RuntimeError(f"address not created: {created}")
+        settings: JSON = {"businessAddress": business}
+        if auto_accept:
+            settings["autoAccept"] = {"acceptIncognito": False}
+        if welcome is not None:
+            settings["autoReply"] = {"type": "text", "text": welcome}
+        if serves is not None:
+            settings["serves"] = list(serves)
+        updated = self.command(f"/_address_settings {self.user_id} {dumps(settings)}")
+        if updated.get("type") != "userContactLinkUpdated":
+            raise RuntimeError(f"address settings not set: {updated}")
+        return str(created["connLinkContact"]["connShortLink"])
+
+    @property
+    def address(self) -> str | None:
+        """The short link of this user's contact address, if it has one."""
+        db = self.core.db
+        link_id = db.users[self.user_id].address_link_id
+        return db.links[link_id].short if link_id is not None else None
+
+
+class SimNetwork:
+    """A simulated SimpleX network: routers plus one chat core per simulated user.
+
+    Args:
+        seed: seed of the network's :class:`random.Random` (keys, IDs, incognito names,
+            message loss). ``None`` seeds from the operating system.
+        clock: the clock for timestamps, latency and timeouts; defaults to
+            :class:`~simplex_protocols._clock.SystemClock`. Use
+            :class:`~simplex_protocols._clock.ManualClock` in tests.
+        chaos: add an extra field to every response and event and emit an unknown event
+            type after each command, so that clients are tested against both.
+    """
+
+    def __init__(
+        self, seed: int | None = None, clock: Clock | None = None, *, chaos: bool = False
+    ) -> None:
+        self.seed = seed if seed is not None else int.from_bytes(os.urandom(8), "big")
+        self.random = random.Random(self.seed)
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.chaos = chaos
+        self.faults = Faults(self)
+        self._cores: dict[str, SimCore] = {}
+        self._links: dict[str, LinkTarget] = {}
+        self._names: dict[str, NameRecord] = {}
+        self._agents: dict[str, tuple[str, str]] = {}
+        self._intros: dict[str, tuple[str, str]] = {}
+        self._deliveries: list[Delivery] = []
+        self._delivery_seq = 0
+        self._wire_due: dict[str, float] = {}
+        self._waiters: list[anyio.Event] = []
+        self._pumping = False
+        self._router_turn = 0
+        self.service_calls: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ cores and users
+
+    def core(self, name: str) -> SimCore:
+        """The core named ``name``.
+
+        Raises:
+            KeyError: no such core.
+        """
+        return self._cores[name]
+
+    @property
+    def core_names(self) -> list[str]:
+        return sorted(self._cores)
+
+    def has_core(self, name: str) -> bool:
+        return name in self._cores
+
+    def ensure_core(self, name: str, *, started: bool) -> SimCore:
+        """The core named ``name``, created empty (no user yet) when missing."""
+        from ._core import SimCore
+
+        if not name or "/" in name:
+            raise ValueError(f"invalid core name {name!r}")
+        if name not in self._cores:
+            self._cores[name] = SimCore(self, name, Database(), started=started)
+        return self._cores[name]
+
+    def next_router(self) -> str:
+        host = ROUTER_HOSTS[self._router_turn % len(ROUTER_HOSTS)]
+        self._router_turn += 1
+        return host
+
+    def add_user(
+        self,
+        name: str,
+        *,
+        display_name: str | None = None,
+        peer_type: str | None = None,
+        preferences: JSON | None = None,
+        full_name: str = "",
+        short_descr: str | None = None,
+        started: bool = True,
+        service_requests: bool = False,
+    ) -> SimUser:
+        """Create a simulated user with its own core (database) named ``name``.
+
+        Args:
+            name: the core's name: the WebSocket path and the ``sim:NAME`` backend.
+            display_name: the profile's display name (default ``name``).
+            peer_type: ``"human"``, ``"bot"``, ``"business"`` or ``"agent"`` (omitted when
+                ``None``, as the core omits it).
+            preferences: the profile's preferences (for example ``commands`` and
+                ``protocols``), stored and returned unchanged.
+            started: whether the core's chat is running, as after ``/_start``.
+            service_requests: whether it accepts Service RPC requests (``service_requests=on``).
+
+        Raises:
+            ValueError: a core named ``name`` exists already, or the display name is invalid.
+        """
+        if name in self._cores:
+            raise ValueError(f"a simulated user named {name!r} exists already")
+        core = self.ensure_core(name, started=started)
+        core.service_requests = service_requests
+        prof: JSON = {"displayName": display_name or name, "fullName": full_name}
+        if short_descr is not None:
+            prof["shortDescr"] = short_descr
+        if preferences is not None:
+            prof["preferences"] = preferences
+        if peer_type is not None:
+            prof["peerType"] = peer_type
+        resp = core.execute(f"/_create user {dumps({'profile': prof, 'pastTimestamp': False})}")
+        if resp.get("type") != "activeUser":
+            del self._cores[name]
+            raise ValueError(f"user not created: {resp}")
+        return SimUser(self, name, int(resp["user"]["userId"]))
+
+    def user(self, name: str) -> SimUser:
+        """The active user of the core named ``name``.
+
+        Raises:
+            KeyError: no such core, or it has no user yet.
+        """
+        core = self._cores[name]
+        if core.db.active_user_id is None:
+            raise KeyError(f"core {name!r} has no user yet")
+        return SimUser(self, name, core.db.active_user_id)
+
+    def backend(self, name: str) -> SimBackend:
+        """An in-process :class:`~simplex_protocols.core.CoreBackend` for the core ``name``.
+
+        The core is created on demand without a user and without a running chat (as an
+        embedded core before ``/_create user`` and ``/_start``).
+        """
+        from ._backend import SimBackend
+
+        self.ensure_core(name, started=False)
+        return SimBackend(self, name)
+
+    def disconnect(self, name: str | None = None) -> None:
+        """Drop every client session of one core (or of all): their receives fail."""
+        for core in list(self._cores.values()):
+            if name is None or core.name == name:
+                core.drop_sessions()
+        self.changed()
+
+    # ------------------------------------------------------------------ connections
+
+    def register_agent(self, agent_conn_id: str, core: str, router: str) -> None:
+        """Record where an agent connection lives: its core and the router of its queue."""
+        self._agents[agent_conn_id] = (core, router)
+
+    def core_of_agent(self, agent_conn_id: str) -> tuple[str, str] | None:
+        return self._agents.get(agent_conn_id)
+
+    def introduce(
+        self, net_id: str, own_member: str, peer_member: str, core: str, agent: str
+    ) -> None:
+        """One side of a group member introduction is ready; pair both sides when both are.
+
+        When the other side (``peer_member``'s core) registered its connection for the same
+        pair, the two connections are paired and both ends get ``x.grp.mem.con``.
+        """
+        key = "|".join([net_id, *sorted((own_member, peer_member))])
+        other = self._intros.pop(key, None)
+        if other is None or other[0] == own_member:
+            self._intros[key] = (own_member, agent)
+            return
+        peer_agent = other[1]
+        for mine, theirs in ((agent, peer_agent), (peer_agent, agent)):
+            loc = self._agents.get(mine)
+            if loc is None:
+                continue
+            target_core = self._cores.get(loc[0])
+            if target_core is not None:
+                target_core.pair_intro(mine, theirs)
+        for src, dst, member in ((agent, peer_agent, own_member), (peer_agent, agent, peer_member)):
+            src_loc, dst_loc = self._agents.get(src), self._agents.get(dst)
+            if src_loc is None or dst_loc is None:
+                continue
+            self.send(
+                src_loc[0],
+                dst_loc[0],
+                dst,
+                dst_loc[1],
+                {"t": "x.grp.mem.con", "memberId": member},
+                src_agent=src,
+            )
+
+    # ------------------------------------------------------------------ links and names
+
+    def register_link(self, keys: Iterable[str], target: LinkTarget) -> None:
+        for key in keys:
+            self._links[key] = target
+
+    def unregister_link(self, keys: Iterable[str]) -> None:
+        for key in keys:
+            self._links.pop(key, None)
+
+    def resolve_link(self, text: str) -> tuple[LinkRef, LinkTarget | None] | None:
+        """Parse a link and find what it names (``None`` target: no such queue)."""
+        ref = parse_link(text)
+        if ref is None:
+            return None
+        return ref, self._links.get(ref.lookup_key)
+
+    def lookup_key(self, key: str) -> LinkTarget | None:
+        return self._links.get(key)
+
+    def register_name(
+        self,
+        name: str,
+        user: SimUser | str,
+        kind: str = "contact",
+        *,
+        group_id: int | None = None,
+        known_domain: bool = True,
+    ) -> None:
+        """Register a SimpleX name with a verified domain.
+
+        ``kind="contact"`` resolves ``@name`` to the user's contact address (whatever it is at
+        resolution time); ``kind="publicGroup"`` resolves ``#name`` to the link of the user's
+        group ``group_id`` (a channel or a group). The user's profile (or the group's public
+        record) gets the domain claim, so peers that connect by the name see it verified.
+        ``known_domain=False`` makes resolution fail with ``simplexDomainNotReady
+        unknownDomain``; a name whose target has no link fails with ``noValidLink``.
+
+        Raises:
+            ValueError: the name is not a SimpleX name, the kind is unknown, or the group is
+                missing.
+        """
+        ref = parse_name(name)
+        if ref is None:
+            raise ValueError(f"not a SimpleX name: {name!r}")
+        if kind not in ("contact", "publicGroup"):
+            raise ValueError("kind is 'contact' or 'publicGroup'")
+        core_name = user if isinstance(user, str) else user.name
+        core = self.core(core_name)
+        user_id = user.user_id if isinstance(user, SimUser) else core.db.active_user_id
+        if user_id is None:
+            raise ValueError(f"core {core_name!r} has no user")
+        if kind == "publicGroup" and (group_id is None or group_id not in core.db.groups):
+            raise ValueError("a publicGroup name needs group_id of one of the user's groups")
+        self._names[ref.full] = NameRecord(
+            ref.full, core_name, user_id, kind, group_id, known_domain
+        )
+        core.claim_domain(user_id, ref.full, kind, group_id)
+
+    def name_record(self, full: str) -> NameRecord | None:
+        return self._names.get(full)
+
+    # ------------------------------------------------------------------ delivery
+
+    def send(
+        self,
+        src_core: str,
+        dst_core: str,
+        dst: str,
+        router: str,
+        body: JSON,
+        *,
+        src_agent: str | None = None,
+        receipt: list[int] | None = None,
+        msg_seq: int = 0,
+    ) -> None:
+        """Queue a message from one core to a queue on ``router`` (delivered by :meth:`pump`)."""
+        self._delivery_seq += 1
+        wire = f"{src_agent or src_core}>{dst}"
+        due = self.clock.now() + self.faults.delay(src_core, dst_core)
+        due = max(due, self._wire_due.get(wire, 0.0))
+        self._wire_due[wire] = due
+        lost = False
+        if body.get("t") in _LOSSABLE:
+            p = self.faults.loss_probability(src_core, dst_core)
+            lost = p > 0 and self.random.random() < p
+        self._deliveries.append(
+            Delivery(
+                seq=self._delivery_seq,
+                src_core=src_core,
+                dst_core=dst_core,
+                dst=dst,
+                router=router,
+                body=body,
+                src_agent=src_agent,
+                receipt=receipt,
+                due=due,
+                wire=wire,
+                lost=lost,
+                msg_seq=msg_seq,
+            )
+        )
+
+    def changed(self) -> None:
+        """Something changed: move what can move and wake every waiter."""
+        self.pump()
+
+    def pump(self) -> None:
+        """Deliver every message that can be delivered now, in order."""
+        if self._pumping:
+            return
+        self._pumping = True
+        try:
+            progress = True
+            while progress:
+                progress = False
+                now = self.clock.now()
+                blocked: set[str] = set()
+                for d in list(self._deliveries):
+                    if d.wire in blocked:
+                        continue
+                    if self.faults.is_offline(d.src_core) or self.faults.is_router_down(d.router):
+                        blocked.add(d.wire)
+                        continue
+                    if not d.accepted:
+                        d.accepted = True
+                        if d.src_core in self._cores:
+                            self._cores[d.src_core].on_accepted(d)
+                    if d.due > now:
+                        blocked.add(d.wire)
+                        continue
+                    dst = self._cores.get(d.dst_core)
+                    if dst is None:
+                        self._deliveries.remove(d)
+                        continue
+                    if self.faults.is_offline(d.dst_core) or not dst.started:
+                        blocked.add(d.wire)
+                        continue
+                    self._deliveries.remove(d)
+                    progress = True
+                    if d.lost:
+                        continue
+                    dst.receive(d)
+                    if d.receipt and d.src_core in self._cores:
+                        self._cores[d.src_core].on_delivered(d)
+                self._fire_service_timeouts(now)
+        finally:
+            self._pumping = False
+        self._wake()
+
+    def pending_deliveries(self, agent_conn_ids: Iterable[str] | None = None) -> int:
+        """Messages not yet delivered (optionally only those sent on these connections)."""
+        if agent_conn_ids is None:
+            return len(self._deliveries)
+        ids = set(agent_conn_ids)
+        return sum(1 for d in self._deliveries if d.src_agent in ids)
+
+    def next_deadline(self) -> float | None:
+        """When the next delivery or service timeout falls due, on the clock (or ``None``)."""
+        times: list[float] = []
+        for d in self._deliveries:
+            if d.due > self.clock.now() and not self.faults.is_offline(d.dst_core):
+                times.append(d.due)
+        for call in self.service_calls.values():
+            times.append(call.deadline)
+        return min(times) if times else None
+
+    def _fire_service_timeouts(self, now: float) -> None:
+        for call_id, call in list(self.service_calls.items()):
+            if call.deadline <= now:
+                del self.service_calls[call_id]
+                core = self._cores.get(call.core)
+                if core is not None:
+                    core.service_call_timed_out(call)
+
+    # ------------------------------------------------------------------ waiting
+
+    def _wake(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for ev in waiters:
+            ev.set()
+
+    async def wait_changed(self) -> None:
+        """Wait until the network changes or its next deadline passes, then pump it."""
+        event = anyio.Event()
+        self._waiters.append(event)
+        deadline = self.next_deadline()
+        if deadline is None:
+            await event.wait()
+        else:
+            delay = max(0.0, deadline - self.clock.now())
+            async with anyio.create_task_group() as tg:
+
+                async def sleeper() -> None:
+                    await self.clock.sleep(delay)
+                    event.set()
+
+                tg.start_soon(sleeper)
+                await event.wait()
+                tg.cancel_scope.cancel()
+        self.pump()
+
+    def process_timers(self) -> None:
+        """Deliver what is due and fire timeouts now (for in-process use without backends)."""
+        self.pump()
+
+    async def settle(self) -> None:
+        """Let the network deliver everything that is due now (yields to other tasks)."""
+        self.pump()
+        await anyio.lowlevel.checkpoint()
+
+    # ------------------------------------------------------------------ persistence
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the network's state (users, chats, links, names, queued messages) as JSON.
+
+        Sessions and Service RPC calls in flight are not saved: they end with the process.
+        """
+        state: JSON = {
+            "format": _STATE_FORMAT,
+            "seed": self.seed,
+            "random": _encode_random_state(self.random.getstate()),
+            "routerTurn": self._router_turn,
+            "deliverySeq": self._delivery_seq,
+            "cores": {
+                name: {
+                    "db": core.db.to_json(),
+                    "started": core.started,
+                    "serviceRequests": core.service_requests,
+                }
+                for name, core in self._cores.items()
+            },
+            "links": {k: dataclasses.asdict(v) for k, v in self._links.items()},
+            "names": {k: dataclasses.asdict(v) for k, v in self._names.items()},
+            "agents": {k: list(v) for k, v in self._agents.items()},
+            "intros": {k: list(v) for k, v in self._intros.items()},
+            "deliveries": [dataclasses.asdict(d) for d in self._deliveries],
+            "faults": {
+                "routersDown": sorted(self.faults._routers_down),
+                "offline": sorted(self.faults._offline),
+            },
+        }
+        target = Path(path)
+        tmp = target.with_name(target.name + ".tmp")
+        tmp.write_text(dumps(state), encoding="utf-8")
+        tmp.replace(target)
+
+    @classmethod
+    def load(
+        cls, path: str | os.PathLike[str], *, clock: Clock | None = None, chaos: bool = False
+    ) -> SimNetwork:
+        """Read a state file written by :meth:`save`.
+
+        Raises:
+            ValueError: the file is not a simulator state file of this format.
+            OSError: the file cannot be read.
+        """
+        from ._core import SimCore
+
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(raw, dict) or raw.get("format") != _STATE_FORMAT:
+            raise ValueError(f"{path}: not a simplex-sim state file ({_STATE_FORMAT})")
+        net = cls(seed=int(raw["seed"]), clock=clock, chaos=chaos)
+        net.random.setstate(_decode_random_state(raw["random"]))
+        net._router_turn = int(raw.get("routerTurn", 0))
+        net._delivery_seq = int(raw.get("deliverySeq", 0))
+        for name, data in raw.get("cores", {}).items():
+            core = SimCore(net, name, Database.from_json(data["db"]), started=bool(data["started"]))
+            core.service_requests = bool(data.get("serviceRequests", False))
+            net._cores[name] = core
+        net._links = {k: LinkTarget(**v) for k, v in raw.get("links", {}).items()}
+        net._names = {k: NameRecord(**v) for k, v in raw.get("names", {}).items()}
+        net._agents = {k: (v[0], v[1]) for k, v in raw.get("agents", {}).items()}
+        net._intros = {k: (v[0], v[1]) for k, v in raw.get("intros", {}).items()}
+        now = net.clock.now()
+        for d in raw.get("deliveries", []):
+            delivery = Delivery(**d)
+            delivery.due = min(delivery.due, now)
+            net._deliveries.append(delivery)
+        faults = raw.get("faults", {})
+        net.faults._routers_down = set(faults.get("routersDown", []))
+        net.faults._offline = set(faults.get("offline", []))
+        return net
+
+
+def _encode_random_state(state: tuple[Any, ...]) -> list[Any]:
+    version, internal, gauss = state
+    return [version, list(internal), gauss]
+
+
+def _decode_random_state(data: list[Any]) -> tuple[Any, ...]:
+    return (data[0], tuple(data[1]), data[2])
+
+
+_default: SimNetwork | None = None
+
+
+def default_network() -> SimNetwork:
+    """The process-wide simulated network (used by ``--core sim:USER``), created on first use."""
+    global _default
+    if _default is None:
+        _default = SimNetwork()
+    return _default

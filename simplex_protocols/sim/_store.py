@@ -1,0 +1,378 @@
+"""One simulated core's database: the rows the chat core keeps, with its ID assignment.
+
+The chat core keeps one SQLite database per process, with one auto-increment counter per
+table: contact IDs, group IDs, group member IDs, connection IDs and profile IDs are rows of
+their tables, and chat item IDs grow across every chat of every user of the database. The
+simulator keeps the same tables as plain dataclasses, so IDs come out as the core assigns
+them. Rows hold only JSON-compatible values, so a database is saved and loaded as JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "ConnRow",
+    "ContactRow",
+    "Database",
+    "GroupRow",
+    "ItemRow",
+    "LinkRow",
+    "MemberRow",
+    "NoteFolderRow",
+    "ProfileRow",
+    "RequestRow",
+    "ServiceRequestRow",
+    "UserRow",
+]
+
+JSON = dict[str, Any]
+
+
+@dataclass
+class ProfileRow:
+    """A row of ``contact_profiles``: a profile as received or as our own, plus local fields."""
+
+    profile_id: int
+    profile: JSON
+    local_alias: str = ""
+    incognito: bool = False
+
+
+@dataclass
+class UserRow:
+    user_id: int
+    agent_user_id: int
+    user_contact_id: int
+    profile_id: int
+    local_display_name: str
+    active_order: int
+    created_at: str
+    show_ntfs: bool = True
+    send_rcpts_contacts: bool = True
+    send_rcpts_small_groups: bool = True
+    auto_accept_member_contacts: bool = False
+    auto_accept_group_invitations: bool = False
+    address_link_id: int | None = None
+    note_folder_id: int | None = None
+    router: str = ""
+
+
+@dataclass
+class ConnRow:
+    """A row of ``connections``: one end of a SimpleX connection (a pair of queues)."""
+
+    conn_id: int
+    user_id: int
+    agent_conn_id: str
+    conn_type: str  # "contact" | "member" | "user_contact"
+    status: str  # ConnStatus tag
+    created_at: str
+    updated_at: str
+    router: str
+    contact_id: int | None = None
+    member_id: int | None = None  # group_member_id
+    link_id: int | None = None  # user_contact_link_id (user_contact connections)
+    custom_user_profile_id: int | None = None
+    via_contact_uri: bool = False
+    via_user_contact_link: int | None = None
+    via_group_link: bool = False
+    group_link_id: str | None = None
+    x_contact_id: str | None = None
+    contact_conn_initiated: bool = False
+    conn_link_inv: JSON | None = None  # CreatedConnLink of a one-time invitation we created
+    pending_link: JSON | None = None  # CreatedConnLink of the link we joined
+    welcome: JSON | None = None  # auto-reply to send when the connection completes
+    local_alias: str = ""
+    pq: bool = True
+    # pending-connection bookkeeping (PendingContactConnection)
+    pending: str | None = None  # "invitation" | "join_invitation" | "address" | "group_link"
+    pending_target: str | None = None  # the link key we joined
+    pending_group_id: int | None = None  # a prepared or joined group waiting for this conn
+    pending_contact_id: int | None = None  # a prepared contact waiting for this conn
+    # network state
+    peer: str | None = None  # agent connection ID of the other end
+    snd_seq: int = 0
+    rcv_seq: int = 0
+
+
+@dataclass
+class ContactRow:
+    contact_id: int
+    user_id: int
+    profile_id: int
+    local_display_name: str
+    created_at: str
+    updated_at: str
+    chat_ts: str | None = None
+    conn_id: int | None = None
+    status: str = "active"
+    used: bool = False
+    user_preferences: JSON = field(default_factory=dict)
+    custom_data: JSON | None = None
+    prepared: JSON | None = None  # PreparedContact
+    contact_request_id: int | None = None
+    contact_group_member_id: int | None = None
+    chat_deleted: bool = False
+    via_link: str | None = None  # link key of the address this contact came from (ours or theirs)
+    is_user_contact: bool = False  # the user's own row (userContactId)
+    chat_item_ttl: int | None = None
+    unread_chat: bool = False
+    favorite: bool = False
+    domain_verified: bool | None = None
+
+
+@dataclass
+class GroupRow:
+    group_id: int
+    user_id: int
+    local_display_name: str
+    profile: JSON  # GroupProfile
+    membership_id: int
+    net_id: str  # network-wide identity of the group (the same in every member's database)
+    created_at: str
+    updated_at: str
+    chat_ts: str | None = None
+    local_alias: str = ""
+    business: JSON | None = None  # BusinessChatInfo
+    custom_data: JSON | None = None
+    prepared: JSON | None = None  # PreparedGroup
+    link_id: int | None = None  # our group link
+    direct: bool = True  # False: a channel (members are not introduced to each other)
+    domain_verified: bool | None = None
+    via_group_link_uri: str | None = None
+    host_member_id: int | None = None  # group_member_id of the member who admitted us
+    via_link: str | None = None  # link key we joined by
+    unread_chat: bool = False
+    favorite: bool = False
+
+
+@dataclass
+class MemberRow:
+    group_member_id: int
+    group_id: int
+    user_id: int
+    index_in_group: int
+    member_id: str  # network-wide member ID (base64)
+    role: str
+    category: str  # "user" | "invitee" | "host" | "pre" | "post"
+    status: str
+    invited_by: JSON
+    local_display_name: str
+    profile_id: int  # memberProfile
+    member_contact_profile_id: int
+    created_at: str
+    updated_at: str
+    invited_by_group_member_id: int | None = None
+    member_contact_id: int | None = None
+    conn_id: int | None = None
+    show_messages: bool = True
+    blocked_by_admin: bool = False
+
+
+@dataclass
+class ItemRow:
+    """A row of ``chat_items``: IDs grow across all chats of the database."""
+
+    item_id: int
+    user_id: int
+    chat_type: str  # "direct" | "group" | "local"
+    chat_id: int
+    dir_type: str  # CIDirection tag
+    content: JSON  # CIContent
+    item_text: str
+    item_ts: str
+    created_at: str
+    updated_at: str
+    status: JSON  # CIStatus
+    created_seq: float  # clock time of creation, for the 24 h edit window
+    sender_member_id: int | None = None  # group_member_id for groupRcv
+    shared_msg_id: str | None = None
+    edited: bool = False
+    live: bool | None = None
+    user_mention: bool = False
+    mentions: JSON = field(default_factory=dict)
+    quote: JSON | None = None  # CIQuote
+    deleted: JSON | None = None  # CIDeleted
+    timed: JSON | None = None  # CITimed
+    has_link: bool = False
+    show_group_as_sender: bool = False
+    forwarded: JSON | None = None
+
+
+@dataclass
+class LinkRow:
+    """A row of ``user_contact_links``: a contact address or a group link."""
+
+    link_id: int
+    user_id: int
+    kind: str  # "address" | "group"
+    key: str  # network lookup key (the short link key)
+    queue_id: str  # network lookup key of the full link
+    full: str
+    short: str
+    conn_id: int
+    created_at: str
+    settings: JSON = field(default_factory=lambda: {"businessAddress": False})
+    ratchet: str | None = None  # None: no ratchet keys; "pq" / "nopq"
+    group_id: int | None = None
+    group_link_id: str | None = None
+    role: str = "member"
+    short_link_data_set: bool = True
+
+
+@dataclass
+class RequestRow:
+    """A row of ``contact_requests``: a request on our address waiting to be accepted."""
+
+    contact_request_id: int
+    user_id: int
+    link_id: int
+    agent_invitation_id: str
+    profile_id: int
+    local_display_name: str
+    x_contact_id: str
+    created_at: str
+    updated_at: str
+    reply_conn: str  # agent connection ID of the requester's pending connection
+    message: JSON | None = None  # MsgContent sent with the request
+    contact_id: int | None = None
+    business_group_id: int | None = None
+    request_shared_msg_id: str | None = None
+
+
+@dataclass
+class NoteFolderRow:
+    note_folder_id: int
+    user_id: int
+    created_at: str
+
+
+@dataclass
+class ServiceRequestRow:
+    """A Service RPC request received on our address and not answered yet."""
+
+    request_id: str
+    user_id: int
+    received_at: float
+    reply_to: str  # opaque route back to the requester
+    connection_id: str
+
+
+_TABLES: dict[str, type[Any]] = {
+    "users": UserRow,
+    "profiles": ProfileRow,
+    "contacts": ContactRow,
+    "conns": ConnRow,
+    "groups": GroupRow,
+    "members": MemberRow,
+    "items": ItemRow,
+    "links": LinkRow,
+    "requests": RequestRow,
+    "folders": NoteFolderRow,
+}
+
+_ID_FIELD: dict[str, str] = {
+    "users": "user_id",
+    "profiles": "profile_id",
+    "contacts": "contact_id",
+    "conns": "conn_id",
+    "groups": "group_id",
+    "members": "group_member_id",
+    "items": "item_id",
+    "links": "link_id",
+    "requests": "contact_request_id",
+    "folders": "note_folder_id",
+}
+
+
+@dataclass
+class Database:
+    """The tables of one simulated core, with one auto-increment counter per table."""
+
+    counters: dict[str, int] = field(default_factory=dict)
+    users: dict[int, UserRow] = field(default_factory=dict)
+    profiles: dict[int, ProfileRow] = field(default_factory=dict)
+    contacts: dict[int, ContactRow] = field(default_factory=dict)
+    conns: dict[int, ConnRow] = field(default_factory=dict)
+    groups: dict[int, GroupRow] = field(default_factory=dict)
+    members: dict[int, MemberRow] = field(default_factory=dict)
+    items: dict[int, ItemRow] = field(default_factory=dict)
+    links: dict[int, LinkRow] = field(default_factory=dict)
+    requests: dict[int, RequestRow] = field(default_factory=dict)
+    folders: dict[int, NoteFolderRow] = field(default_factory=dict)
+    service_requests: dict[str, ServiceRequestRow] = field(default_factory=dict)
+    active_user_id: int | None = None
+
+    def next_id(self, table: str) -> int:
+        """The next row ID of ``table`` (1, 2, 3, ...; never reused, as AUTOINCREMENT)."""
+        value = self.counters.get(table, 0) + 1
+        self.counters[table] = value
+        return value
+
+    # ------------------------------------------------------------------ lookups
+
+    def conn_by_agent_id(self, agent_conn_id: str) -> ConnRow | None:
+        index: dict[str, int] = self.__dict__.setdefault("_agent_index", {})
+        conn_id = index.get(agent_conn_id)
+        conn = self.conns.get(conn_id) if conn_id is not None else None
+        if conn is not None and conn.agent_conn_id == agent_conn_id:
+            return conn
+        index.clear()
+        index.update({c.agent_conn_id: c.conn_id for c in self.conns.values()})
+        conn_id = index.get(agent_conn_id)
+        return self.conns.get(conn_id) if conn_id is not None else None
+
+    def group_members(self, group_id: int) -> list[MemberRow]:
+        return [m for m in self.members.values() if m.group_id == group_id]
+
+    def member_by_member_id(self, group_id: int, member_id: str) -> MemberRow | None:
+        for m in self.members.values():
+            if m.group_id == group_id and m.member_id == member_id:
+                return m
+        return None
+
+    def group_by_net_id(self, user_id: int, net_id: str) -> GroupRow | None:
+        for g in self.groups.values():
+            if g.user_id == user_id and g.net_id == net_id:
+                return g
+        return None
+
+    def chat_items(self, chat_type: str, chat_id: int) -> list[ItemRow]:
+        return [i for i in self.items.values() if i.chat_type == chat_type and i.chat_id == chat_id]
+
+    def item_by_shared_id(self, chat_type: str, chat_id: int, shared_id: str) -> ItemRow | None:
+        for i in self.items.values():
+            if i.chat_type == chat_type and i.chat_id == chat_id and i.shared_msg_id == shared_id:
+                return i
+        return None
+
+    # ------------------------------------------------------------------ persistence
+
+    def to_json(self) -> JSON:
+        out: JSON = {"counters": dict(self.counters), "activeUserId": self.active_user_id}
+        for table in _TABLES:
+            rows = getattr(self, table)
+            out[table] = [dataclasses.asdict(row) for row in rows.values()]
+        out["service_requests"] = [
+            dataclasses.asdict(row) for row in self.service_requests.values()
+        ]
+        return out
+
+    @classmethod
+    def from_json(cls, data: JSON) -> Database:
+        db = cls()
+        db.counters = {str(k): int(v) for k, v in data.get("counters", {}).items()}
+        active = data.get("activeUserId")
+        db.active_user_id = int(active) if active is not None else None
+        for table, row_cls in _TABLES.items():
+            rows = getattr(db, table)
+            for raw in data.get(table, []):
+                row = row_cls(**raw)
+                rows[getattr(row, _ID_FIELD[table])] = row
+        for raw in data.get("service_requests", []):
+            svc = ServiceRequestRow(**raw)
+            db.service_requests[svc.request_id] = svc
+        return db
