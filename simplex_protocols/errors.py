@@ -19,6 +19,8 @@ from typing import Any
 __all__ = [
     "BackendUnavailableError",
     "BadRequestError",
+    "BotConfigError",
+    "BindingConfigError",
     "CallFormatError",
     "CallFramingError",
     "CallTimeoutError",
@@ -27,10 +29,12 @@ __all__ = [
     "CoreConnectionError",
     "CoreError",
     "CoreOptionError",
+    "DataFolderError",
     "DeclarationError",
     "EnvelopeError",
     "EventOverflowError",
     "InternalServiceError",
+    "JSONRPCResponseError",
     "KeyFileError",
     "LLMsTxtError",
     "LinkError",
@@ -232,6 +236,27 @@ class KeyFileError(SimplexError, OSError):
     """A signing key file is missing, unreadable, malformed or has unsafe permissions."""
 
 
+class DataFolderError(SimplexError, OSError):
+    """A bot's data folder, or a file in it, is unusable: unsafe permissions, unreadable, or
+    not what the bot wrote there. ``errno`` and ``filename`` say what and where."""
+
+
+class BotConfigError(SimplexError, ValueError):
+    """A :class:`~simplex_protocols.bot.ResponderBot` was given an unusable setting.
+
+    Nothing was sent to the core. Attributes: ``reason`` (in words), ``code`` (stable:
+    ``"nothing_served"``, ``"bad_peer_type"``, ``"bad_transports"``, ``"bad_description"``,
+    ``"bad_serves"``, ``"bad_commands"``, ``"bad_setting"``, ``"not_running"``) and
+    ``argument`` (the parameter's name).
+    """
+
+    def __init__(self, reason: str, *, code: str, argument: str) -> None:
+        super().__init__(f"{argument}: {reason}")
+        self.reason = reason
+        self.code = code
+        self.argument = argument
+
+
 # --------------------------------------------------------------------------- service errors
 
 
@@ -346,6 +371,47 @@ def service_error_for_code(
     """
     cls = _SERVICE_ERRORS.get(code, ServiceError)
     return cls(code, message, retry_after, error)
+
+
+# --------------------------------------------------------------------------- binding errors
+
+
+class JSONRPCResponseError(SimplexError):
+    """A protocol answer (MCP or A2A) was a JSON-RPC error response; raised on the caller side.
+
+    Attributes:
+        code: the JSON-RPC error code (for A2A: -32001 task not found, -32009 version not
+            supported, ...); ``None`` when the error object had no integer code.
+        error_message: the error's ``message``, or ``""``.
+        data: the error's ``data``, or ``None``.
+        response: the whole response object as received.
+    """
+
+    def __init__(self, response: Mapping[str, Any]) -> None:
+        error = response.get("error")
+        error = error if isinstance(error, Mapping) else {}
+        code = error.get("code")
+        message = error.get("message")
+        self.code: int | None = (
+            code if isinstance(code, int) and not isinstance(code, bool) else None
+        )
+        self.error_message: str = message if isinstance(message, str) else ""
+        self.data: Any = error.get("data")
+        self.response: Mapping[str, Any] = response
+        super().__init__(f"JSON-RPC error {self.code}: {_excerpt(self.error_message, 200)}")
+
+
+class BindingConfigError(SimplexError, ValueError):
+    """A protocol binding was given a setting it cannot use (a version, a database URL ...).
+
+    Attributes: ``reason`` (in words) and ``code`` (stable: ``"bad_version"``,
+    ``"bad_database_url"``, ``"driver_missing"``, ...).
+    """
+
+    def __init__(self, reason: str, *, code: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.code = code
 
 
 # --------------------------------------------------------------------------- core and I/O errors
