@@ -19,8 +19,8 @@ from typing import Any
 __all__ = [
     "BackendUnavailableError",
     "BadRequestError",
-    "BotConfigError",
     "BindingConfigError",
+    "BotConfigError",
     "CallFormatError",
     "CallFramingError",
     "CallTimeoutError",
