@@ -31,6 +31,7 @@ __all__ = [
     "CoreOptionError",
     "DataFolderError",
     "DeclarationError",
+    "DiscoveryError",
     "EnvelopeError",
     "EventOverflowError",
     "InternalServiceError",
@@ -603,6 +604,28 @@ class CallTimeoutError(SimplexError, TimeoutError):
         super().__init__(message)
         self.timeout = timeout
         self.partial = partial
+
+
+class DiscoveryError(SimplexError):
+    """A website could not be read for SimpleX addresses (llms.txt, well-known documents, HTML).
+
+    Attributes:
+        reason: what went wrong, in words.
+        code: a stable code: ``"bad_url"``, ``"insecure_url"`` (not HTTPS, and not a loopback
+            host), ``"redirect_refused"``, ``"too_many_redirects"``, ``"too_large"``,
+            ``"timeout"``, ``"unreachable"``, ``"http_status"``, ``"bad_content"``.
+        url: the URL concerned, when known.
+        status: the HTTP status, for ``"http_status"``.
+    """
+
+    def __init__(
+        self, reason: str, *, code: str, url: str | None = None, status: int | None = None
+    ) -> None:
+        super().__init__(f"{url}: {reason}" if url else reason)
+        self.reason = reason
+        self.code = code
+        self.url = url
+        self.status = status
 
 
 # --------------------------------------------------------------------------- helpers
