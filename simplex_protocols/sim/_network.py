@@ -603,18 +603,24 @@ class SimNetwork:
             while progress:
                 progress = False
                 now = self.clock.now()
-                blocked: set[str] = set()
+                # the routers take what they can (in order per connection) ...
+                held: set[str] = set()
                 for d in list(self._deliveries):
-                    if d.wire in blocked:
+                    if d.wire in held:
                         continue
                     if self.faults.is_offline(d.src_core) or self.faults.is_router_down(d.router):
-                        blocked.add(d.wire)
+                        held.add(d.wire)
                         continue
                     if not d.accepted:
                         d.accepted = True
                         if d.src_core in self._cores:
                             self._cores[d.src_core].on_accepted(d)
-                    if d.due > now:
+                # ... and deliver what is due to recipients that are online and running
+                blocked: set[str] = set()
+                for d in list(self._deliveries):
+                    if d not in self._deliveries or d.wire in blocked:
+                        continue
+                    if not d.accepted or d.due > now:
                         blocked.add(d.wire)
                         continue
                     dst = self._cores.get(d.dst_core)

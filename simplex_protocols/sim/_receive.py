@@ -156,23 +156,7 @@ class Receiver(ServiceCommands):
         }
         self._request_extra[req.contact_request_id] = req_extra
         if "autoAccept" in link.settings:
-            entity = self.accept_any(user, req, None)
-            if isinstance(entity, GroupRow):
-                self.emit(
-                    {
-                        "type": "acceptingBusinessRequest",
-                        "user": self.user_json(user.user_id),
-                        "groupInfo": self.group_json(entity),
-                    }
-                )
-            else:
-                self.emit(
-                    {
-                        "type": "acceptingContactRequest",
-                        "user": self.user_json(user.user_id),
-                        "contact": self.contact_json(entity),
-                    }
-                )
+            self.accept_any(user, req, None, announce=True)
             return
         self.emit(
             {
@@ -193,7 +177,7 @@ class Receiver(ServiceCommands):
         if req is None or req.user_id != user.user_id:
             raise store_error("contactRequestNotFound", contactRequestId=parse_int(a["reqId"]))
         incognito_id = self.incognito_profile(user).profile_id if a["incognito"] == "on" else None
-        entity = self.accept_any(user, req, incognito_id)
+        entity = self.accept_any(user, req, incognito_id, announce=False)
         if isinstance(entity, GroupRow):
             return {
                 "type": "acceptingBusinessRequest",
@@ -207,8 +191,9 @@ class Receiver(ServiceCommands):
         }
 
     def accept_any(
-        self, user: UserRow, req: RequestRow, incognito_id: int | None
+        self, user: UserRow, req: RequestRow, incognito_id: int | None, *, announce: bool
     ) -> ContactRow | GroupRow:
+        """Accept a contact request; with ``announce``, report it as auto-accepted."""
         link = self.db.links[req.link_id]
         extra = self._request_extra.pop(req.contact_request_id, {})
         self.db.requests.pop(req.contact_request_id, None)
@@ -216,7 +201,7 @@ class Receiver(ServiceCommands):
         welcome = link.settings.get("autoReply")
         welcome = None if extra.get("welcomeSeen") else welcome
         if link.settings.get("businessAddress"):
-            return self._accept_business(user, link, req, prow, extra, welcome)
+            return self._accept_business(user, link, req, prow, extra, welcome, announce)
         conn = self.new_conn(
             user,
             "contact",
@@ -229,6 +214,14 @@ class Receiver(ServiceCommands):
         conn.welcome = copy.deepcopy(welcome) if isinstance(welcome, dict) else None
         c = self.new_contact(user, prow, conn_id=conn.conn_id, used=True)
         conn.contact_id = c.contact_id
+        if announce:
+            self.emit(
+                {
+                    "type": "acceptingContactRequest",
+                    "user": self.user_json(user.user_id),
+                    "contact": self.contact_json(c),
+                }
+            )
         if req.message is not None:
             item = self.new_item(
                 user,
@@ -257,6 +250,7 @@ class Receiver(ServiceCommands):
         prow: Any,
         extra: JSON,
         welcome: Any,
+        announce: bool,
     ) -> GroupRow:
         my_profile = self.user_profile(user)
         g = self._new_group_row(
@@ -294,6 +288,14 @@ class Receiver(ServiceCommands):
             conn_id=conn.conn_id,
         )
         conn.member_id = m.group_member_id
+        if announce:
+            self.emit(
+                {
+                    "type": "acceptingBusinessRequest",
+                    "user": self.user_json(user.user_id),
+                    "groupInfo": self.group_json(g),
+                }
+            )
         if req.message is not None:
             item = self.new_item(
                 user,

@@ -26,12 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from simplex_protocols._wire import dumps, service_padded_size
-from simplex_protocols.limits import (
-    DEFAULT_REQUEST_TIMEOUT_S,
-    RESPONSE_WINDOW_S,
-    SERVICE_PADDED_BYTES,
-)
+from simplex_protocols._wire import dumps
+from simplex_protocols.errors import MessageTooLargeError
+from simplex_protocols.limits import DEFAULT_REQUEST_TIMEOUT_S, RESPONSE_WINDOW_S
+from simplex_protocols.rpc import check_service_size, reply_queue_info_size
 
 from ._cmd_connect import ConnectCommands
 from ._cmd_users import json_arg
@@ -96,9 +94,17 @@ class ServiceCommands(ConnectCommands):
         if link.ratchet is None:
             # Spec: "A request to an address without ratchet keys fails at once."
             raise ChatFailure(service_error("notDRAddress"))
-        if service_padded_size(request) > SERVICE_PADDED_BYTES:
-            # Spec: "the agent pads a request ... to 11,106 bytes, and a longer one fails."
-            raise _large("service request")
+        try:
+            # RPC-LIM-2: "the agent pads a request ... its own framing included, to 11,106
+            # bytes, and a longer one fails" (the reply queue is on the requester's router).
+            check_service_size(
+                request,
+                kind="request",
+                signed=a["signKey"] is not None,
+                reply_queue_info_bytes=reply_queue_info_size([user.router]),
+            )
+        except MessageTooLargeError:
+            raise _large("service request") from None
         payload = dumps(request).encode("utf-8")
         ad = self.network.random.randbytes(32)
         signature = public_key = None
@@ -199,8 +205,10 @@ class ServiceCommands(ConnectCommands):
         response = json_arg(a["response"], "service response")
         if not isinstance(response, dict):
             raise command_error("invalid service response")
-        if service_padded_size(response) > SERVICE_PADDED_BYTES:
-            raise _large("service response")
+        try:
+            check_service_size(response, kind="response")  # RPC-LIM-2
+        except MessageTooLargeError:
+            raise _large("service response") from None
         del self.db.service_requests[row.request_id]
         call = self.network.service_calls.get(row.reply_to)
         if call is not None:

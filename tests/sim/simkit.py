@@ -117,6 +117,17 @@ class Client:
                         return ev
                 await self._arrived.wait()
 
+    async def message(self, text: str | None = None) -> JSON:
+        """The next ``newChatItems`` event that carries a received message (with ``text``)."""
+
+        def is_message(ev: JSON) -> bool:
+            item = ev["chatItems"][0]["chatItem"]
+            if item["content"]["type"] != "rcvMsgContent":
+                return False
+            return text is None or item["meta"]["itemText"] == text
+
+        return await self.event("newChatItems", is_message)
+
     def all(self, etype: str) -> list[JSON]:
         return [e for e in self.events if e.get("type") == etype]
 
