@@ -18,9 +18,9 @@ import anyio.abc
 
 from simplex_protocols._clock import ManualClock
 from simplex_protocols._wire import dumps
-from simplex_protocols.core import ChatCore, CoreBackend
-from simplex_protocols.errors import CoreError
-from simplex_protocols.sim import SimNetwork
+from simplex_protocols.core import ChatCore, CoreBackend, WebSocketBackend
+from simplex_protocols.errors import CoreConnectionError, CoreError
+from simplex_protocols.sim import SimNetwork, SimServer
 
 JSON = dict[str, Any]
 
@@ -80,14 +80,25 @@ class Client:
         self._seen = 0
         self._arrived = anyio.Event()
         self.user_id = 0
+        self.lost = False
 
     async def _collect(self, task_status: anyio.abc.TaskStatus[None]) -> None:
-        async with self.core.events(buffer=100_000) as sub:
-            task_status.started()
-            async for event in sub:
-                self.events.append(event)
-                self._arrived.set()
-                self._arrived = anyio.Event()
+        try:
+            async with self.core.events(buffer=100_000) as sub:
+                task_status.started()
+                async for event in sub:
+                    self.events.append(event)
+                    self._arrived.set()
+                    self._arrived = anyio.Event()
+        except CoreConnectionError:
+            self.lost = True
+
+    async def reconnect(self) -> None:
+        """Reconnect after a lost connection and collect events again."""
+        await self.core.reconnect()
+        self.lost = False
+        assert self.world._tg is not None
+        await self.world._tg.start(self._collect)
 
     async def cmd(self, text: str) -> JSON:
         """Run a command; fail the test on an error response."""
@@ -140,15 +151,19 @@ class Client:
 class World:
     """A seeded network on a manual clock, and the clients of a test."""
 
-    def __init__(self, seed: int = 7, *, chaos: bool = False) -> None:
+    def __init__(self, seed: int = 7, *, chaos: bool = False, websocket: bool = False) -> None:
         self.clock = ManualClock()
         self.network = SimNetwork(seed=seed, clock=self.clock, chaos=chaos)
+        self.websocket = websocket
+        self.server: SimServer | None = None
         self.recorder = Recorder()
         self._stack = contextlib.AsyncExitStack()
         self._tg: anyio.abc.TaskGroup | None = None
         self.clients: dict[str, Client] = {}
 
     async def __aenter__(self) -> World:
+        if self.websocket:
+            self.server = await self._stack.enter_async_context(SimServer(self.network, port=0))
         self._tg = await self._stack.enter_async_context(anyio.create_task_group())
         return self
 
@@ -165,7 +180,12 @@ class World:
     async def attach(self, name: str, backend: CoreBackend | None = None) -> Client:
         """A client on the core ``name`` (created empty when missing)."""
         assert self._tg is not None
-        inner = backend if backend is not None else self.network.backend(name)
+        if backend is not None:
+            inner = backend
+        elif self.server is not None:
+            inner = WebSocketBackend(self.server.url(name), ping_interval=None)
+        else:
+            inner = self.network.backend(name)
         core = ChatCore(RecordingBackend(inner, self.recorder))
         await self._stack.enter_async_context(core)
         client = Client(self, name, core)

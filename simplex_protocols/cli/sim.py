@@ -1,0 +1,182 @@
+"""``simplex-sim``: run the simulated SimpleX network.
+
+``simplex-sim serve`` exposes each simulated user's chat core as a WebSocket endpoint that
+speaks exactly the API of ``simplex-chat -p PORT``, one path per user
+(``ws://127.0.0.1:PORT/alice``), so a program that works with the CLI works with it unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import signal
+import sys
+from pathlib import Path
+
+import anyio
+
+from simplex_protocols.sim import SimNetwork, SimServer
+
+__all__ = ["build_parser", "main"]
+
+EXIT_OK = 0
+EXIT_RUNTIME = 1
+EXIT_USAGE = 2
+
+_DESCRIPTION = """\
+A simulated SimpleX network for tests, demos and offline bot development: simulated
+routers plus one chat core per user, in one process. It is a test double, not SimpleX:
+what it gives clients is faithful to the SimpleX chat core (commands, responses, events,
+IDs, errors and limits), but nothing leaves this machine.
+"""
+
+_SERVE_EPILOG = """\
+Each user's core is the endpoint ws://127.0.0.1:PORT/NAME, created on demand when a client
+connects (running, as the CLI's core is, with no user until /_create user); NAME is
+letters, digits, '.', '_' and '-'. ws://127.0.0.1:PORT/ is the core named by --default-user.
+Point any program written for `simplex-chat -p PORT` at an endpoint.
+
+examples:
+  simplex-sim serve --port 5225 --user alice --user bot
+  simplex-sim serve --port 0 --state sim-state.json --seed 1
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="simplex-sim",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    serve = sub.add_parser(
+        "serve",
+        help="serve the simulated users' cores over WebSocket (the CLI's API)",
+        description="Serve the simulated network: one WebSocket endpoint per user.",
+        epilog=_SERVE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument(
+        "--port",
+        type=_port,
+        default=5225,
+        help="TCP port on 127.0.0.1 (0: any free port; default 5225)",
+    )
+    serve.add_argument(
+        "--state",
+        metavar="FILE",
+        type=Path,
+        help="load the network from FILE when it exists, and save it there while running and at exit",
+    )
+    serve.add_argument(
+        "--seed",
+        type=int,
+        help="seed the network's randomness (keys, IDs, names) for repeatable runs",
+    )
+    serve.add_argument(
+        "--user",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="create a user (and its core) named NAME at start; repeat for more users",
+    )
+    serve.add_argument(
+        "--default-user",
+        metavar="NAME",
+        help="the core served at ws://127.0.0.1:PORT/ (default: the first --user, else 'default')",
+    )
+    serve.add_argument(
+        "--chaos",
+        action="store_true",
+        help="add an extra field to every response and event, and send an unknown event type after "
+        "each command, to test that clients ignore what they do not know",
+    )
+    serve.add_argument(
+        "--save-every",
+        metavar="SECONDS",
+        type=float,
+        default=10.0,
+        help="with --state, save at this interval too (default 10)",
+    )
+    return parser
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError("a port is 0 to 65535")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``simplex-sim``."""
+    parser = build_parser()
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command != "serve":
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        network = _load(args)
+    except (OSError, ValueError) as exc:
+        print(f"simplex-sim: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+    try:
+        return anyio.run(_serve, network, args)
+    except KeyboardInterrupt:
+        return EXIT_OK
+
+
+def _load(args: argparse.Namespace) -> SimNetwork:
+    state: Path | None = args.state
+    if state is not None and state.exists():
+        network = SimNetwork.load(state, chaos=args.chaos)
+    else:
+        network = SimNetwork(seed=args.seed, chaos=args.chaos)
+    for name in args.user:
+        if not network.has_core(name):
+            network.add_user(name)
+    return network
+
+
+async def _serve(network: SimNetwork, args: argparse.Namespace) -> int:
+    default = args.default_user or (args.user[0] if args.user else "default")
+    server = SimServer(network, port=args.port, default_core=default)
+    try:
+        await server.start()
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            print(f"simplex-sim: port {args.port} is in use; start with --port N", file=sys.stderr)
+        else:
+            print(f"simplex-sim: cannot listen on 127.0.0.1:{args.port}: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+    state: Path | None = args.state
+    try:
+        print(
+            "simplex-sim: simulated SimpleX network (a test double, not SimpleX), seed "
+            f"{network.seed}, listening on ws://127.0.0.1:{server.port}",
+            flush=True,
+        )
+        for name in network.core_names:
+            print(f"  {name}: {server.url(name)}", flush=True)
+        async with anyio.create_task_group() as tg:
+            if state is not None:
+                tg.start_soon(_save_loop, network, state, args.save_every)
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    break
+            tg.cancel_scope.cancel()
+    finally:
+        await server.aclose()
+        if state is not None:
+            network.save(state)
+    print("simplex-sim: stopped", flush=True)
+    return EXIT_OK
+
+
+async def _save_loop(network: SimNetwork, state: Path, every: float) -> None:
+    while True:
+        await anyio.sleep(max(every, 0.5))
+        network.save(state)
