@@ -1,0 +1,749 @@
+"""ResponderBot: an MCP server and/or an A2A agent served over SimpleX, in a few lines."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import anyio
+import anyio.abc
+
+from simplex_protocols._clock import Clock, SystemClock
+from simplex_protocols.bindings import Binding
+from simplex_protocols.core import (
+    ChatAPI,
+    ChatCore,
+    CoreBackend,
+    CoreOption,
+    open_core,
+    parse_core_option,
+)
+from simplex_protocols.declarations import (
+    PeerType,
+    ProtocolDeclaration,
+    ProtocolDeclarations,
+    check_commands,
+)
+from simplex_protocols.errors import BotConfigError, SimplexError
+
+from ._logging import BOT_LOGGER, ContentLoggingBinding, log_call_record
+from ._setup import (
+    AddressSetup,
+    ProfileSpec,
+    plan_address_settings,
+    set_up_address,
+    set_up_user,
+    start_core,
+    update_profile,
+)
+from ._state import DataFolder, default_data_folder
+
+if TYPE_CHECKING:
+    from a2a.server.agent_execution import AgentExecutor
+    from a2a.types.a2a_pb2 import AgentCard
+    from mcp.server.lowlevel import Server
+    from mcp.server.mcpserver import MCPServer
+
+    from simplex_protocols.bindings.a2a import A2ABinding
+    from simplex_protocols.bindings.mcp import MCPBinding
+    from simplex_protocols.transports import CallRecord, RateLimit
+
+__all__ = ["DEFAULT_SERVES", "CoreSpec", "ResponderBot"]
+
+logger = logging.getLogger(BOT_LOGGER)
+
+#: Where the bot connects: an entered or unentered :class:`ChatCore`, a backend (for example
+#: ``SimNetwork.backend("acme")``), a parsed ``--core`` option, a ``--core`` string
+#: (``ws://127.0.0.1:5225``, ``lib:PREFIX``, ``sim:NAME``), or ``None`` for ``SIMPLEX_CORE``
+#: (else ``lib`` with the database in the bot's data folder).
+CoreSpec = ChatCore | CoreBackend | CoreOption | str | None
+
+#: The peer types the bot's address serves by default (``serves`` in its link data): agents.
+DEFAULT_SERVES: Final = ("agent",)
+
+#: The file name of the chat database (``--core lib``) and of the task database in the data
+#: folder.
+_LIB_DB_PREFIX: Final = "simplex"
+_A2A_DATABASE: Final = "a2a.sqlite"
+_MCP_SECRET: Final = "mcp-request-state.secret"
+
+#: ``shortDescr``: "short description limited to 160 characters" (simplex-chat Types.hs).
+_MAX_DESCRIPTION_CHARS: Final = 160
+
+_TRANSPORTS: Final = frozenset({"chat", "rpc"})
+
+
+def _default_mcp_versions() -> tuple[str, ...]:
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    # Newest first: ``versions`` is in the bot's order of preference (DECL-PROTO-4).
+    return tuple(reversed(MODERN_PROTOCOL_VERSIONS))
+
+
+def _unwrap(group: BaseException) -> BaseException:
+    """The one exception of a task group's exception group (or the group itself)."""
+    while isinstance(group, BaseExceptionGroup) and len(group.exceptions) == 1:
+        group = group.exceptions[0]
+    return group
+
+
+class ResponderBot:
+    """Serve an MCP server and/or an A2A agent over SimpleX, on both transports.
+
+    One object does what a bot needs: it creates or reuses its SimpleX profile (peer type
+    ``bot`` or ``agent``), writes the ``protocols`` declaration of what it serves, creates or
+    reuses its contact address (ratchet keys, link data with ``serves``, auto-accept), starts
+    the core with service requests on, answers ``/_call`` in conversations and Service RPC
+    requests through the MCP and A2A bindings, logs each call, and stops gracefully.
+
+    Example::
+
+        from mcp.server.mcpserver import MCPServer
+        from simplex_protocols.bot import ResponderBot
+
+        tools = MCPServer("acme")
+
+        @tools.tool()
+        def availability(item: str) -> str:
+            return f"12 {item}s are in stock."
+
+        ResponderBot(display_name="Acme", mcp=tools).run(core="ws://127.0.0.1:5225")
+
+    Args:
+        display_name: the profile's display name (also the name callers mention in groups).
+        mcp: an MCP server built with the ``mcp`` SDK (``MCPServer`` or lowlevel ``Server``),
+            or an :class:`~simplex_protocols.bindings.mcp.MCPBinding` configured by hand (its
+            ``requestState`` keys are then its own).
+        a2a: an ``a2a-sdk`` ``AgentExecutor``, or an
+            :class:`~simplex_protocols.bindings.a2a.A2ABinding` configured by hand (its task
+            database is then its own).
+        agent_card: the A2A agent's public card (name, description, version, skills, input
+            and output modes). The bot adds the SimpleX interface with its address (A2A-ID-2).
+            Default: a card named after the profile.
+        peer_type: ``"bot"`` or ``"agent"``.
+        description: the profile's short description (at most 160 characters).
+        full_name: the profile's full name.
+        commands: the command menu for people (``preferences.commands``); ``None`` keeps the
+            profile's menu. ``/_call`` is never listed there (DECL-PROTO-11).
+        transports: the transports served and declared: ``"chat"`` (``/_call`` in
+            conversations) and/or ``"rpc"`` (Service RPC), for every protocol.
+        mcp_versions: the MCP revisions served and declared, in order of preference
+            (default: every revision from 2026-07-28 on that the SDK serves, newest first).
+        a2a_versions: the A2A versions served and declared, Major.Minor (default ``1.0``).
+        serves: the peer types the address is made for (``serves`` in its link data;
+            DECL-SERVES-1); ``None`` leaves it out (which reads as ``["human"]``).
+        business: make the address a business address.
+        welcome: the welcome message of the address (sent on connection, shown in the link
+            data).
+        data_dir: the bot's private data folder (mode 0700): its settings, the MCP
+            ``requestState`` secret, the A2A task database and context pins, and with
+            ``--core lib`` the chat database. Default:
+            ``$XDG_STATE_HOME/simplex-bot/<display name>``.
+        task_database: where A2A tasks are kept instead of the SQLite file in the data folder:
+            a database URL (``postgresql://...``) or a file path.
+        rate_limit: the Service RPC limit per signer key (default: the transport's).
+        anonymous_rate_limit: the Service RPC limit for all unsigned requests together.
+        shutdown_grace_s: how long calls in flight may go on when the bot stops; calls still
+            running then are cut short and answered with their error.
+        log_contents: also log the contents of requests and answers, under
+            ``simplex_protocols.bot.contents`` (for debugging: they are the callers' data).
+        on_call: called with each call's ``CallRecord`` (after it is logged).
+        clock: the bot's clock (tests pass a ``ManualClock``).
+
+    Raises:
+        BotConfigError: nothing to serve (``nothing_served``), a peer type other than bot or
+            agent (``bad_peer_type``), an unknown or empty transport set
+            (``bad_transports``), a description over 160 characters (``bad_description``),
+            ``serves`` not a list of peer types (``bad_serves``), a command menu that lists
+            ``/_call`` (``bad_commands``), an ``agent_card`` without ``a2a``
+            (``bad_setting``).
+    """
+
+    def __init__(
+        self,
+        *,
+        display_name: str,
+        mcp: MCPServer[Any] | Server[Any] | MCPBinding | None = None,
+        a2a: AgentExecutor | A2ABinding | None = None,
+        agent_card: AgentCard | None = None,
+        peer_type: Literal["bot", "agent"] = "bot",
+        description: str | None = None,
+        full_name: str = "",
+        commands: Sequence[Mapping[str, Any]] | None = None,
+        transports: Collection[str] = ("chat", "rpc"),
+        mcp_versions: Sequence[str] | None = None,
+        a2a_versions: Sequence[str] | None = None,
+        serves: Sequence[str] | None = DEFAULT_SERVES,
+        business: bool = False,
+        welcome: str | None = None,
+        data_dir: str | os.PathLike[str] | None = None,
+        task_database: str | os.PathLike[str] | None = None,
+        rate_limit: RateLimit | None = None,
+        anonymous_rate_limit: RateLimit | None = None,
+        shutdown_grace_s: float = 10.0,
+        log_contents: bool = False,
+        on_call: Callable[[CallRecord], None] | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        if mcp is None and a2a is None:
+            raise BotConfigError(
+                "give an MCP server (mcp=...) or an A2A agent (a2a=...), or both",
+                code="nothing_served",
+                argument="mcp",
+            )
+        if agent_card is not None and a2a is None:
+            raise BotConfigError(
+                "an Agent Card goes with an A2A agent (a2a=...)",
+                code="bad_setting",
+                argument="agent_card",
+            )
+        if not isinstance(display_name, str) or not display_name.strip():
+            raise BotConfigError(
+                "the display name is empty", code="bad_setting", argument="display_name"
+            )
+        if peer_type not in (PeerType.BOT, PeerType.AGENT):
+            raise BotConfigError(
+                f"the peer type is bot or agent, not {peer_type!r}",
+                code="bad_peer_type",
+                argument="peer_type",
+            )
+        if description is not None and len(description) > _MAX_DESCRIPTION_CHARS:
+            raise BotConfigError(
+                f"the description has {len(description)} characters; "
+                f"a profile's short description has at most {_MAX_DESCRIPTION_CHARS}",
+                code="bad_description",
+                argument="description",
+            )
+        chosen = frozenset(transports) if not isinstance(transports, str) else frozenset()
+        if not chosen or not chosen <= _TRANSPORTS:
+            raise BotConfigError(
+                f"transports are 'chat' and/or 'rpc', not {sorted(chosen) or transports!r}",
+                code="bad_transports",
+                argument="transports",
+            )
+        if serves is not None and (
+            isinstance(serves, str) or not all(isinstance(s, str) and s for s in serves)
+        ):
+            raise BotConfigError(
+                "serves is a list of peer types (human, bot, business, agent)",
+                code="bad_serves",
+                argument="serves",
+            )
+        menu = tuple(dict(c) for c in commands) if commands is not None else None
+        if menu is not None and check_commands({"commands": list(menu)}):
+            # DECL-PROTO-11: /_call is a command for software, not for the menu.
+            raise BotConfigError(
+                "the command menu is for people; /_call is never listed in it",
+                code="bad_commands",
+                argument="commands",
+            )
+        if shutdown_grace_s < 0:
+            raise BotConfigError(
+                "shutdown_grace_s cannot be negative",
+                code="bad_setting",
+                argument="shutdown_grace_s",
+            )
+        self.display_name = display_name
+        self._mcp = mcp
+        self._a2a = a2a
+        self._agent_card = agent_card
+        self._profile = ProfileSpec(
+            display_name=display_name,
+            peer_type=str(peer_type),
+            description=description,
+            full_name=full_name,
+            commands=menu,
+        )
+        self._transports = chosen
+        self._serves = tuple(serves) if serves is not None else None
+        self._business = business
+        self._welcome = welcome
+        self._data = DataFolder(
+            data_dir if data_dir is not None else default_data_folder(display_name)
+        )
+        self._task_database = task_database
+        self._rate_limit = rate_limit
+        self._anonymous_rate_limit = anonymous_rate_limit
+        self._shutdown_grace_s = shutdown_grace_s
+        self._log_contents = log_contents
+        self._on_call = on_call
+        self._clock: Clock = clock if clock is not None else SystemClock()
+        self._declarations = ProtocolDeclarations(
+            tuple(
+                ProtocolDeclaration(name, versions, chat="chat" in chosen, rpc="rpc" in chosen)
+                for name, versions in self._served_versions(mcp_versions, a2a_versions)
+            )
+        )
+        self._address: AddressSetup | None = None
+        self._user_id: int | None = None
+        self._a2a_binding: A2ABinding | None = None
+        self._running = False
+        # Made by serve(): anyio events need a running event loop.
+        self._stop: anyio.Event | None = None
+        self._finished: anyio.Event | None = None
+        self._stopping = False
+        self._grace_s = shutdown_grace_s
+        self._responders: list[Any] = []
+
+    def _served_versions(
+        self, mcp_versions: Sequence[str] | None, a2a_versions: Sequence[str] | None
+    ) -> list[tuple[str, tuple[str, ...]]]:
+        served: list[tuple[str, tuple[str, ...]]] = []
+        if self._mcp is not None:
+            if isinstance(self._mcp, Binding):
+                served.append(("mcp", tuple(self._mcp.versions)))
+            else:
+                versions = tuple(mcp_versions) if mcp_versions is not None else None
+                served.append(("mcp", versions or _default_mcp_versions()))
+        if self._a2a is not None:
+            if isinstance(self._a2a, Binding):
+                served.append(("a2a", tuple(self._a2a.versions)))
+            else:
+                from simplex_protocols.bindings.a2a import DEFAULT_A2A_VERSION
+
+                versions = tuple(a2a_versions) if a2a_versions is not None else None
+                served.append(("a2a", versions or (DEFAULT_A2A_VERSION,)))
+        return served
+
+    # ------------------------------------------------------------------ what the bot is
+
+    @property
+    def declarations(self) -> ProtocolDeclarations:
+        """The ``protocols`` declaration the bot writes into its profile's preferences."""
+        return self._declarations
+
+    @property
+    def data_dir(self) -> Path:
+        """The bot's data folder."""
+        return self._data.path
+
+    @property
+    def running(self) -> bool:
+        """Whether the bot is serving (its address is known and calls are answered)."""
+        return self._running
+
+    @property
+    def address(self) -> str:
+        """The bot's contact address link (its short link when it has one).
+
+        Raises:
+            BotConfigError: ``not_running``: the bot has not set up its address yet.
+        """
+        if self._address is None:
+            raise BotConfigError(
+                "the address is known once the bot is serving",
+                code="not_running",
+                argument="address",
+            )
+        return self._address.link
+
+    @property
+    def user_id(self) -> int:
+        """The chat core's user ID the bot runs as.
+
+        Raises:
+            BotConfigError: ``not_running``.
+        """
+        if self._user_id is None:
+            raise BotConfigError(
+                "the user is known once the bot is serving", code="not_running", argument="user_id"
+            )
+        return self._user_id
+
+    @property
+    def agent_card(self) -> AgentCard:
+        """The A2A Agent Card the bot serves, with its SimpleX interface (A2A-ID-2).
+
+        Raises:
+            BotConfigError: the bot serves no A2A agent (``bad_setting``), or is not serving
+                yet (``not_running``).
+        """
+        if self._a2a is None:
+            raise BotConfigError("the bot serves no A2A agent", code="bad_setting", argument="a2a")
+        if self._a2a_binding is None or self._address is None:
+            raise BotConfigError(
+                "the card lists the address, known once the bot is serving",
+                code="not_running",
+                argument="agent_card",
+            )
+        return self._a2a_binding.agent_card
+
+    def agent_card_json(self) -> dict[str, Any]:
+        """The Agent Card as JSON, to publish at a website's ``/.well-known/agent-card.json``.
+
+        Raises:
+            BotConfigError: as :attr:`agent_card`.
+        """
+        from simplex_protocols.bindings.a2a import agent_card_json
+
+        return agent_card_json(self.agent_card)
+
+    def __repr__(self) -> str:
+        served = ", ".join(self._declarations)
+        return (
+            f"ResponderBot({self.display_name!r}, serves {served}, data in {str(self.data_dir)!r})"
+        )
+
+    # ------------------------------------------------------------------ serving
+
+    async def serve(
+        self,
+        core: CoreSpec = None,
+        *,
+        task_status: anyio.abc.TaskStatus[ResponderBot] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Set up the profile and address, then answer calls until :meth:`shutdown`.
+
+        Use ``await task_group.start(bot.serve, core)``: it returns once the bot is serving
+        (the address is known). Cancelling the task cuts every call in flight short; each is
+        answered with its error.
+
+        Args:
+            core: where the chat core is (see :data:`CoreSpec`). A :class:`ChatCore` that is
+                already entered is used as it is and left open; anything else is opened here
+                and closed at the end.
+
+        Raises:
+            BotConfigError: the bot is serving already.
+            DataFolderError: the data folder is unsafe or in use by another process.
+            CoreConnectionError: the core cannot be reached, or the connection was lost.
+            CoreError: the core refused a setup command (for example an invalid display name).
+            KeyFileError: the MCP secret file is unsafe or malformed.
+            BindingConfigError: a binding setting cannot be used (a bad task database URL).
+        """
+        if self._finished is not None and not self._finished.is_set():
+            raise BotConfigError("the bot is serving already", code="bad_setting", argument="core")
+        finished = self._finished = anyio.Event()
+        self._stop = anyio.Event()
+        self._stopping = False
+        self._grace_s = self._shutdown_grace_s
+        try:
+            self._data.open()
+        except BaseException:
+            finished.set()
+            raise
+        try:
+            async with AsyncExitStack() as stack:
+                chat_core = await stack.enter_async_context(self._entered_core(core))
+                await self._serve_on(chat_core, stack, task_status)
+        except BaseExceptionGroup as group:
+            raise _unwrap(group) from None
+        finally:
+            self._running = False
+            self._responders = []
+            self._a2a_binding = None
+            self._data.close()
+            finished.set()
+            logger.info("%s stopped", self.display_name)
+
+    @asynccontextmanager
+    async def _entered_core(self, core: CoreSpec) -> AsyncIterator[ChatCore]:
+        if isinstance(core, ChatCore):
+            if core.connected:
+                yield core
+            else:
+                async with core:
+                    yield core
+            return
+        if isinstance(core, CoreBackend) and not isinstance(core, str | CoreOption):
+            async with ChatCore(core) as opened:
+                yield opened
+            return
+        option = parse_core_option(core, source="--core") if isinstance(core, str) else core
+        async with open_core(option, db_prefix=str(self._data.file(_LIB_DB_PREFIX))) as opened:
+            yield opened
+
+    async def _open_bindings(self, stack: AsyncExitStack) -> list[Binding]:
+        bindings: list[Binding] = []
+        versions = {name: decl.versions for name, decl in self._declarations.items()}
+        if self._mcp is not None:
+            from simplex_protocols.bindings.mcp import MCPBinding, load_or_create_secret
+
+            if isinstance(self._mcp, MCPBinding):
+                mcp_binding = self._mcp
+            else:
+                # MCP-MSG-6: a requestState sealed before a restart is still accepted after it.
+                secret = load_or_create_secret(self._data.file(_MCP_SECRET))
+                mcp_binding = MCPBinding(
+                    self._mcp,
+                    versions=versions["mcp"],
+                    request_state_keys=[secret],
+                    clock=self._clock,
+                )
+            bindings.append(await stack.enter_async_context(mcp_binding))
+        if self._a2a is not None:
+            from simplex_protocols.bindings.a2a import A2ABinding
+
+            if isinstance(self._a2a, A2ABinding):
+                a2a_binding = self._a2a
+            else:
+                a2a_binding = A2ABinding(
+                    self._a2a,
+                    self._agent_card if self._agent_card is not None else self._default_card(),
+                    versions=versions["a2a"],
+                    database=(
+                        self._task_database
+                        if self._task_database is not None
+                        else self._data.file(_A2A_DATABASE)
+                    ),
+                    clock=self._clock,
+                )
+            self._a2a_binding = await stack.enter_async_context(a2a_binding)
+            bindings.append(self._a2a_binding)
+        if self._log_contents:
+            logger.warning(
+                "%s logs the contents of requests and answers (log_contents=True)",
+                self.display_name,
+            )
+            return [ContentLoggingBinding(b) for b in bindings]
+        return bindings
+
+    def _default_card(self) -> AgentCard:
+        from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard
+
+        return AgentCard(
+            name=self.display_name,
+            description=self._profile.description or self.display_name,
+            version="1.0.0",
+            capabilities=AgentCapabilities(streaming=True),
+            default_input_modes=["text/plain"],
+            default_output_modes=["text/plain"],
+        )
+
+    def _record(self, record: CallRecord) -> None:
+        log_call_record(self.display_name, record)
+        if self._on_call is not None:
+            try:
+                self._on_call(record)
+            except Exception:
+                logger.exception("the on_call hook failed")
+
+    async def _serve_on(
+        self,
+        core: ChatCore,
+        stack: AsyncExitStack,
+        task_status: anyio.abc.TaskStatus[ResponderBot],
+    ) -> None:
+        from simplex_protocols.transports import ChatResponder, ServiceRPCResponder
+
+        api = ChatAPI(core)
+        settings = self._data.load_settings()
+        saved_user = settings.get("userId")
+        user, _ = await set_up_user(
+            api,
+            self._profile,
+            self._declarations,
+            user_id=saved_user if isinstance(saved_user, int) else None,
+        )
+        self._user_id = user_id = int(user["userId"])
+        bindings = await self._open_bindings(stack)
+        chat_protocols = self._declarations.protocols_for("chat")
+        rpc_protocols = self._declarations.protocols_for("rpc")
+        responders: list[Any] = []
+        if chat_protocols:
+            responders.append(
+                ChatResponder(
+                    core,
+                    bindings,
+                    protocols=chat_protocols,
+                    # The profile may be renamed below, after the responder learnt the old name.
+                    names=[self.display_name],
+                    user_id=user_id,
+                    clock=self._clock,
+                    shutdown_grace_s=self._shutdown_grace_s,
+                    on_call=self._record,
+                )
+            )
+        if rpc_protocols:
+            options: dict[str, Any] = {}
+            if self._rate_limit is not None:
+                options["rate_limit"] = self._rate_limit
+            if self._anonymous_rate_limit is not None:
+                options["anonymous_rate_limit"] = self._anonymous_rate_limit
+            responders.append(
+                ServiceRPCResponder(
+                    core,
+                    bindings,
+                    protocols=rpc_protocols,
+                    user_id=user_id,
+                    clock=self._clock,
+                    shutdown_grace_s=self._shutdown_grace_s,
+                    on_call=self._record,
+                    **options,
+                )
+            )
+        self._responders = responders
+        async with anyio.create_task_group() as tg:
+            # Subscribed before the core starts: calls queued while the bot was away arrive
+            # right after /_start and must not be missed.
+            for responder in responders:
+                await tg.start(responder.serve)
+            await start_core(api, service_requests=bool(rpc_protocols))
+            user, _ = await update_profile(api, user, self._profile, self._declarations)
+            address = await set_up_address(
+                api,
+                user_id,
+                plan_address_settings(
+                    business=self._business, welcome=self._welcome, serves=self._serves
+                ),
+            )
+            self._address = address
+            if self._a2a_binding is not None:
+                self._a2a_binding.set_address(address.link)
+            self._data.save_settings(
+                {
+                    "userId": user_id,
+                    "displayName": self.display_name,
+                    "address": address.link,
+                    "protocols": {
+                        name: {"versions": list(d.versions), "chat": d.chat, "rpc": d.rpc}
+                        for name, d in self._declarations.items()
+                    },
+                }
+            )
+            self._running = True
+            logger.info(
+                "%s serves %s over %s at %s",
+                self.display_name,
+                ", ".join(self._declarations) or "nothing",
+                " and ".join(sorted(self._transports)),
+                address.link,
+            )
+            task_status.started(self)
+            assert self._stop is not None
+            await self._stop.wait()
+            self._running = False
+            logger.info("%s is stopping", self.display_name)
+            async with anyio.create_task_group() as stopping:
+                for responder in responders:
+                    stopping.start_soon(responder.shutdown, self._grace_s)
+
+    async def shutdown(self, grace_s: float | None = None) -> None:
+        """Stop answering: no new calls; calls in flight finish within the grace period, the
+        rest are cut short and answered with their error. Nothing is left half-sent.
+
+        Returns once :meth:`serve` has ended (at once when the bot is not serving). Called
+        while the bot is still setting up, it stops as soon as the setup is done.
+
+        Args:
+            grace_s: overrides ``shutdown_grace_s`` for this stop.
+
+        Raises:
+            BotConfigError: ``grace_s`` is negative (``bad_setting``).
+        """
+        if grace_s is not None:
+            if grace_s < 0:
+                raise BotConfigError(
+                    "grace_s cannot be negative", code="bad_setting", argument="grace_s"
+                )
+            self._grace_s = grace_s
+        self._stopping = True
+        if self._stop is not None:
+            self._stop.set()
+        if self._finished is not None:
+            await self._finished.wait()
+
+    @asynccontextmanager
+    async def serving(self, core: CoreSpec = None) -> AsyncIterator[ResponderBot]:
+        """Serve for the duration of an ``async with`` block: for tests and embedding.
+
+        Example, a bot author's offline test on the simulated network::
+
+            network = SimNetwork(seed=1, clock=ManualClock())
+            async with ResponderBot(display_name="Acme", mcp=tools,
+                                    data_dir=tmp_path).serving(network.backend("acme")) as bot:
+                ...  # call bot.address from another simulated user
+
+        The block starts once the bot is serving; leaving it stops the bot gracefully.
+        """
+        try:
+            async with anyio.create_task_group() as tg:
+                await tg.start(self.serve, core)
+                try:
+                    yield self
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await self.shutdown()
+        except BaseExceptionGroup as group:
+            raise _unwrap(group) from None
+
+    # ------------------------------------------------------------------ running a program
+
+    def run(
+        self,
+        core: CoreSpec = None,
+        *,
+        handle_signals: bool = True,
+        configure_logging: bool = True,
+    ) -> None:
+        """Serve until SIGINT or SIGTERM: the whole of a bot's program.
+
+        The first signal stops the bot gracefully (calls in flight may finish within
+        ``shutdown_grace_s``); a second one cuts them short at once (each is still answered
+        with its error). An error that stops the bot (the core cannot be reached, the data
+        folder is in use, ...) is logged in one line and exits with status 1.
+
+        Args:
+            core: where the chat core is (see :data:`CoreSpec`); ``None`` reads
+                ``SIMPLEX_CORE``, else uses the embedded core with its database in the data
+                folder.
+            handle_signals: stop on SIGINT and SIGTERM.
+            configure_logging: when the root logger has no handler, log INFO lines to
+                standard error.
+
+        Raises:
+            SystemExit: status 1 when the bot could not start or stopped on an error.
+        """
+        if configure_logging:
+            _configure_logging()
+        try:
+            anyio.run(self._run_main, core, handle_signals, backend="asyncio")
+        except SimplexError as exc:
+            logger.error("%s: %s", self.display_name, exc)
+            raise SystemExit(1) from None
+
+    async def _run_main(self, core: CoreSpec, handle_signals: bool) -> None:
+        try:
+            async with anyio.create_task_group() as tg:
+                if handle_signals:
+                    tg.start_soon(self._watch_signals, tg.cancel_scope)
+                await self.serve(core)
+                tg.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            raise _unwrap(group) from None
+
+    async def _watch_signals(self, scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with anyio.create_task_group() as tg:
+                async for signum in signals:
+                    name = signal.Signals(signum).name
+                    if not self._stopping:
+                        logger.info("%s: %s received, stopping", self.display_name, name)
+                        tg.start_soon(self.shutdown)
+                    else:
+                        logger.info(
+                            "%s: %s received again, cutting calls short", self.display_name, name
+                        )
+                        scope.cancel()
+
+
+def _configure_logging() -> None:
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    bot_logger = logging.getLogger(BOT_LOGGER)
+    if bot_logger.level == logging.NOTSET:
+        bot_logger.setLevel(logging.INFO)
+    # The transports write their own line per call; the bot's line says the same with its
+    # name, so theirs is kept for warnings and errors.
+    transports_logger = logging.getLogger("simplex_protocols.transports")
+    if transports_logger.level == logging.NOTSET:
+        transports_logger.setLevel(logging.WARNING)

@@ -1,0 +1,223 @@
+"""The bot's data folder: its own settings, its secrets and its task database, kept private.
+
+Layout (every file is the bot's; nothing else is written there)::
+
+    <folder>/                      mode 0700
+        bot.json                   the bot's settings: the chat user it runs as, its address,
+                                   and what it last declared (mode 0600)
+        lock                       the PID of the process using the folder (mode 0600)
+        mcp-request-state.secret   the key that seals MCP requestState across restarts
+        a2a.sqlite                 the A2A task store and the context pins
+
+A folder that group or others can enter, or a file in it they can read, is refused: the
+secrets and the tasks (which hold the callers' messages) are as private as a chat database.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from simplex_protocols._wire import dumps
+from simplex_protocols.errors import DataFolderError
+
+__all__ = ["SETTINGS_FORMAT", "DataFolder", "default_data_folder"]
+
+#: The ``format`` member of ``bot.json``.
+SETTINGS_FORMAT: Final = "simplex-protocols/bot/1"
+
+_SETTINGS_FILE: Final = "bot.json"
+_LOCK_FILE: Final = "lock"
+_MAX_SETTINGS_BYTES: Final = 1 << 20
+_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+
+
+def default_data_folder(display_name: str, environ: Mapping[str, str] | None = None) -> Path:
+    """Where a bot keeps its data when no folder is given.
+
+    ``$XDG_STATE_HOME/simplex-bot/<name>``, or ``~/.local/state/simplex-bot/<name>``, where
+    ``<name>`` is the display name with every character other than ASCII letters, digits,
+    ``-`` and ``_`` replaced by ``_``.
+    """
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    slug = "".join(
+        ch if (ch.isascii() and (ch.isalnum() or ch in "-_")) else "_" for ch in display_name
+    )
+    return Path(base) / "simplex-bot" / (slug or "bot")
+
+
+def _private(path: Path, st: os.stat_result, *, folder: bool) -> None:
+    if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        what = "data folder" if folder else "file"
+        raise DataFolderError(
+            errno.EPERM,
+            f"the {what} is accessible to group or others (mode {stat.S_IMODE(st.st_mode):o}); "
+            f"run chmod {'700' if folder else '600'} on it",
+            str(path),
+        )
+
+
+class DataFolder:
+    """A bot's private data folder.
+
+    Args:
+        path: the folder. Created with mode 0700 (parents too) by :meth:`open`.
+
+    Every method raises :class:`~simplex_protocols.errors.DataFolderError` (an ``OSError``
+    whose ``errno`` and ``filename`` say what and where) when the folder or a file is unsafe,
+    unreadable or malformed.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path).expanduser()
+        self._locked = False
+
+    def __repr__(self) -> str:
+        return f"DataFolder({str(self.path)!r})"
+
+    def file(self, name: str) -> Path:
+        """The path of a file in the folder."""
+        return self.path / name
+
+    def open(self) -> None:
+        """Create the folder (mode 0700) or check an existing one, then take its lock.
+
+        Raises:
+            DataFolderError: the folder is open to group or others, is not a folder, or
+                another running process holds its lock (``errno.EBUSY``).
+        """
+        try:
+            self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
+            st = os.stat(self.path, follow_symlinks=False)
+        except OSError as exc:
+            raise DataFolderError(
+                exc.errno, f"cannot use the data folder: {exc.strerror}", str(self.path)
+            ) from exc
+        if not stat.S_ISDIR(st.st_mode):
+            raise DataFolderError(errno.ENOTDIR, "not a folder", str(self.path))
+        _private(self.path, st, folder=True)
+        self._lock()
+
+    def close(self) -> None:
+        """Release the lock (the folder and its files stay)."""
+        if self._locked:
+            self._locked = False
+            with contextlib.suppress(OSError):
+                self.file(_LOCK_FILE).unlink()
+
+    def _lock(self) -> None:
+        path = self.file(_LOCK_FILE)
+        for _ in range(2):
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+            except FileExistsError:
+                holder = _lock_holder(path)
+                if holder is not None and holder != os.getpid() and _pid_runs(holder):
+                    raise DataFolderError(
+                        errno.EBUSY,
+                        f"the data folder is in use by process {holder}; stop it first, or "
+                        "give this bot another data folder",
+                        str(path),
+                    ) from None
+                if holder == os.getpid() and not self._locked:
+                    # Another bot of this process holds it (a test running two bots on one
+                    # folder would corrupt the task store).
+                    raise DataFolderError(
+                        errno.EBUSY, "the data folder is in use by another bot", str(path)
+                    ) from None
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()  # a stale lock: its process has ended
+                continue
+            except OSError as exc:
+                raise DataFolderError(
+                    exc.errno, f"cannot take the lock: {exc.strerror}", str(path)
+                ) from exc
+            try:
+                os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+            finally:
+                os.close(fd)
+            self._locked = True
+            return
+        raise DataFolderError(errno.EBUSY, "cannot take the lock", str(path))
+
+    # ------------------------------------------------------------------ settings
+
+    def load_settings(self) -> dict[str, Any]:
+        """The settings written by :meth:`save_settings`, or ``{}`` when there are none.
+
+        Raises:
+            DataFolderError: ``bot.json`` is readable by group or others, or is not a settings
+                file of this format.
+        """
+        path = self.file(_SETTINGS_FILE)
+        try:
+            fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise DataFolderError(exc.errno, f"cannot open: {exc.strerror}", str(path)) from exc
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise DataFolderError(errno.EINVAL, "not a regular file", str(path))
+            _private(path, st, folder=False)
+            data = os.read(fd, _MAX_SETTINGS_BYTES + 1)
+        finally:
+            os.close(fd)
+        if len(data) > _MAX_SETTINGS_BYTES:
+            raise DataFolderError(errno.EFBIG, "the settings file is too large", str(path))
+        try:
+            value = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise DataFolderError(
+                errno.EINVAL, "the settings file is not JSON", str(path)
+            ) from None
+        if not isinstance(value, dict) or value.get("format") != SETTINGS_FORMAT:
+            raise DataFolderError(
+                errno.EINVAL, f"not a bot settings file ({SETTINGS_FORMAT})", str(path)
+            )
+        return value
+
+    def save_settings(self, settings: Mapping[str, Any]) -> None:
+        """Write ``bot.json`` whole (a temporary file renamed into place, mode 0600)."""
+        path = self.file(_SETTINGS_FILE)
+        body = dumps({"format": SETTINGS_FORMAT, **settings}).encode("utf-8") + b"\n"
+        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o600)
+            try:
+                os.fchmod(fd, 0o600)
+                os.write(fd, body)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(temp, path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+            raise DataFolderError(exc.errno, f"cannot write: {exc.strerror}", str(path)) from exc
+
+
+def _lock_holder(path: Path) -> int | None:
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _pid_runs(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
