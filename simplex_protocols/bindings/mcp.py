@@ -1,0 +1,74 @@
+"""The MCP binding of "Agent protocols over SimpleX", over the official ``mcp`` SDK.
+
+Bot side: :class:`MCPBinding` serves any server built with the SDK (``MCPServer`` with its
+tool decorators, or a lowlevel ``Server``) over the chat transport and Service RPC. Tool
+authors use :func:`caller_of` (who is calling), :func:`needs_conversation` and
+:func:`require_conversation` (what cannot be served over Service RPC), and the bot keeps its
+``requestState`` key with :func:`load_or_create_secret`.
+
+Caller side: :func:`build_request`, :func:`choose_revision`, :func:`is_final`,
+:func:`read_response`, :func:`continue_request` and :func:`progress_of` work on plain JSON
+objects, without a server.
+
+Importing this module imports the ``mcp`` SDK; :mod:`simplex_protocols.bindings` does not.
+See ``docs/bindings-mcp.md``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from ._mcp_binding import MCPBinding as MCPBinding
+from ._mcp_binding import oversize_error as oversize_error
+from ._mcp_binding import parse_error as parse_error
+from ._mcp_caller import DEFAULT_REVISION as DEFAULT_REVISION
+from ._mcp_caller import MCPResponse as MCPResponse
+from ._mcp_caller import MCPResponseError as MCPResponseError
+from ._mcp_caller import Progress as Progress
+from ._mcp_caller import build_request as build_request
+from ._mcp_caller import choose_revision as choose_revision
+from ._mcp_caller import continue_request as continue_request
+from ._mcp_caller import is_final as is_final
+from ._mcp_caller import progress_of as progress_of
+from ._mcp_caller import read_response as read_response
+from ._mcp_context import ConversationRequired as ConversationRequired
+from ._mcp_context import caller_of as caller_of
+from ._mcp_context import caller_principal as caller_principal
+from ._mcp_context import needs_conversation as needs_conversation
+from ._mcp_context import require_conversation as require_conversation
+from ._mcp_secret import load_or_create_secret as load_or_create_secret
+
+__all__ = [
+    "DEFAULT_REVISION",
+    "ConversationRequired",
+    "MCPBinding",
+    "MCPResponse",
+    "MCPResponseError",
+    "Progress",
+    "build_request",
+    "caller_of",
+    "caller_principal",
+    "choose_revision",
+    "continue_request",
+    "is_final",
+    "load_or_create_secret",
+    "needs_conversation",
+    "oversize_error",
+    "parse_error",
+    "progress_of",
+    "read_response",
+    "require_conversation",
+]
+
+
+def _publish() -> None:
+    # Exported names report this module as theirs (reprs, tracebacks, docs).
+    for name in __all__:
+        obj = globals()[name]
+        module = getattr(obj, "__module__", None)
+        if isinstance(module, str) and module.startswith("simplex_protocols.bindings._mcp_"):
+            with contextlib.suppress(AttributeError, TypeError):
+                obj.__module__ = __name__
+
+
+_publish()
