@@ -166,7 +166,7 @@ def is_final(request: Mapping[str, Any], message: Mapping[str, Any]) -> bool:
         return False
     message_id = message["id"]
     if message_id is None:
-        return has_error
+        return has_error and not has_result and isinstance(message["error"], Mapping)
     request_id = request.get("id") if isinstance(request, Mapping) else None
     return _same_id(message_id, request_id)
 
