@@ -1,1 +1,63 @@
-"""(in progress)"""
+"""The two transports of "Agent protocols over SimpleX", over a chat core, both sides each.
+
+Chat transport (:mod:`simplex_protocols.transports.chat`, spec "Chat transport"):
+    :class:`ChatCaller` / :func:`call` send ``/_call`` and collect the replies that quote it
+    (:class:`ChatCallResult`, :class:`Answer`); :class:`ChatResponder` answers ``/_call`` for
+    the protocols a bot serves.
+
+Service RPC transport (:mod:`simplex_protocols.transports.service_rpc`, spec "Service RPC
+transport"):
+    :class:`ServiceRPCRequester` sends one request envelope and returns the response or raises
+    the typed error of its code; :class:`ServiceRPCResponder` answers each service request with
+    exactly one envelope (:class:`RateLimit` for its rate limits).
+
+Both responders log each call (:class:`CallRecord`: who, protocol, method, outcome, duration;
+never contents), run their calls with a concurrency bound on an injectable clock, and shut down
+gracefully.
+"""
+
+from __future__ import annotations
+
+from simplex_protocols._exports import publish
+
+from .chat import COMMAND_CONTENT_TYPES as COMMAND_CONTENT_TYPES
+from .chat import Answer as Answer
+from .chat import CallRecord as CallRecord
+from .chat import ChatCaller as ChatCaller
+from .chat import ChatCallResult as ChatCallResult
+from .chat import ChatResponder as ChatResponder
+from .chat import FinalRule as FinalRule
+from .chat import call as call
+from .chat import caller_of as caller_of
+from .chat import internal_error_for as internal_error_for
+from .service_rpc import DEFAULT_MAX_RETRY_AFTER_S as DEFAULT_MAX_RETRY_AFTER_S
+from .service_rpc import DEFAULT_RESPONSE_MARGIN_S as DEFAULT_RESPONSE_MARGIN_S
+from .service_rpc import RateLimit as RateLimit
+from .service_rpc import RateLimiter as RateLimiter
+from .service_rpc import ResponseLimit as ResponseLimit
+from .service_rpc import RPCAnswer as RPCAnswer
+from .service_rpc import ServiceRPCRequester as ServiceRPCRequester
+from .service_rpc import ServiceRPCResponder as ServiceRPCResponder
+
+__all__ = [
+    "COMMAND_CONTENT_TYPES",
+    "DEFAULT_MAX_RETRY_AFTER_S",
+    "DEFAULT_RESPONSE_MARGIN_S",
+    "Answer",
+    "CallRecord",
+    "ChatCallResult",
+    "ChatCaller",
+    "ChatResponder",
+    "FinalRule",
+    "RPCAnswer",
+    "RateLimit",
+    "RateLimiter",
+    "ResponseLimit",
+    "ServiceRPCRequester",
+    "ServiceRPCResponder",
+    "call",
+    "caller_of",
+    "internal_error_for",
+]
+
+publish(globals(), __all__)

@@ -1,0 +1,416 @@
+"""Service RPC, responder side: answer each ``serviceRequest`` event with exactly one envelope.
+
+Spec "Service RPC transport": the responder's core reports the request as the event
+``serviceRequest`` with ``requestId``, ``signerKey`` and ``requestData``, and the responder
+sends the response with ``/_service_response <userId> <requestId> <json>``; "the core accepts a
+response within 180 seconds of receiving the request" (RPC-LIM-1).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+import anyio
+
+from simplex_protocols._clock import Clock
+from simplex_protocols.bindings import Binding, Caller, EnvelopeOutcome, TransportKind
+from simplex_protocols.core import ChatAPI, ChatCore, event_type, event_user_id
+from simplex_protocols.errors import (
+    CoreConnectionError,
+    CoreError,
+    EnvelopeError,
+    LocalProtocolError,
+    MessageTooLargeError,
+    RequestKeyMismatchError,
+    SignatureError,
+)
+from simplex_protocols.limits import RESPONSE_WINDOW_S
+from simplex_protocols.rpc import (
+    ABSENT,
+    ErrorCode,
+    JSONValue,
+    ServiceRequest,
+    ServiceResponse,
+    bad_request_for,
+    check_request_key,
+    check_service_size,
+    error_response,
+    parse_service_request,
+    success_response,
+)
+
+from ._common import CallRecord, binding_map, log_call, logger, method_of, run_until, shielded
+from ._ratelimit import RateLimit, RateLimiter
+from ._server import Call, EventResponder
+
+__all__ = ["DEFAULT_RESPONSE_MARGIN_S", "RPCAnswer", "ResponseLimit", "ServiceRPCResponder"]
+
+#: Seconds of the 180 s window kept back from the binding: for the send, and the clocks.
+DEFAULT_RESPONSE_MARGIN_S: Final = 15.0
+
+#: Which size makes a response ``too_large``: ``"recommended"`` keeps every response at or
+#: under 10,000 bytes of JSON (RPC-LIM-3); ``"padded"`` sends anything the agent can pad to
+#: 11,106 bytes (RPC-LIM-2) and only refuses what would fail.
+ResponseLimit = Literal["recommended", "padded"]
+
+_ANONYMOUS_KEY: Final = "\x00anonymous"
+
+
+@dataclass(frozen=True, slots=True)
+class RPCAnswer:
+    """The answer to one service request, before it is sent.
+
+    Attributes:
+        response: the envelope to send.
+        caller: who asked, as the binding saw it (or would have).
+        protocol: the envelope's protocol, when the envelope could be read.
+        method: the request's method name, for the log.
+    """
+
+    response: ServiceResponse
+    caller: Caller
+    protocol: str | None = None
+    method: str | None = None
+
+    @property
+    def outcome(self) -> str:
+        """``response``, or the envelope error code."""
+        error = self.response.error
+        return "response" if error is None else str(error.code)
+
+
+class ServiceRPCResponder(EventResponder):
+    """Answers Service RPC requests for the protocols a bot serves, through its bindings.
+
+    Each ``serviceRequest`` event gets exactly one envelope, sent with ``/_service_response``
+    within the 180 s window (RPC-LIM-1):
+
+    - ``rate_limited`` with ``retryAfter``: over ``rate_limit`` for its signer key, or over
+      ``anonymous_rate_limit`` for unsigned requests taken together; also when every slot is
+      busy until the window would close;
+    - ``bad_request``: an invalid envelope (RPC-ERR-4), a ``requestKey`` that is not the
+      verified signer key (RPC-SIG-3) or that comes on an unsigned request (RPC-SIG-4);
+    - ``unsupported_protocol``: a protocol not served over Service RPC (RPC-ERR-2);
+    - ``unsupported_version``: an envelope ``version`` not served, only for the protocols in
+      ``envelope_versions`` (AMB-7); ``mcp`` and ``a2a`` ignore it (AMB-29);
+    - the binding's answer: its response (RPC-ENV-3), or its envelope error
+      (``conversation_required`` ...); a binding that runs past its budget gets
+      ``conversation_required``: the request needs more time than Service RPC gives;
+    - ``too_large``: the response is over the size limit (RPC-ERR-7; see ``response_limit``);
+    - ``internal``: the binding raised (RPC-ERR-10); the details go to the log, never to the
+      requester; also, with ``retryAfter``, for calls cut short by a shutdown.
+
+    Args:
+        core: an entered :class:`~simplex_protocols.core.ChatCore`, started with
+            ``service_requests=on``.
+        bindings: the bindings, as a mapping by protocol name or an iterable.
+        protocols: the protocols served over Service RPC (declared with ``transports.rpc``);
+            default: every binding's.
+        envelope_versions: for protocols whose messages carry no version, the envelope
+            ``version`` values served (RPC-REQ-3, RPC-ERR-3).
+        user_id: answer only requests to this user (default: any user of the core).
+        clock: the responder's clock (windows, budgets, rate limits).
+        rate_limit: the limit per signer key (signed requests).
+        anonymous_rate_limit: the limit for all unsigned requests together.
+        max_concurrency: how many requests are handled at once; others wait for a slot.
+        response_margin_s: seconds of the 180 s window kept back from the binding.
+        response_limit: ``"recommended"`` (default: never more than 10,000 bytes of JSON) or
+            ``"padded"`` (up to what the agent can pad to 11,106 bytes).
+        busy_retry_after_s: ``retryAfter`` when no slot frees up in time.
+        shutdown_grace_s: how long :meth:`shutdown` lets calls in flight go on.
+        shutdown_retry_after_s: ``retryAfter`` of the ``internal`` error for calls cut short.
+        random_bytes: randomness for ``rpc-anonymous:`` caller keys.
+        on_call: called with a :class:`CallRecord` after each request (also logged).
+        event_buffer: events the subscription holds before it overflows.
+    """
+
+    def __init__(
+        self,
+        core: ChatCore,
+        bindings: Mapping[str, Binding] | Iterable[Binding],
+        *,
+        protocols: Collection[str] | None = None,
+        envelope_versions: Mapping[str, Collection[JSONValue]] | None = None,
+        user_id: int | None = None,
+        clock: Clock | None = None,
+        rate_limit: RateLimit | None = None,
+        anonymous_rate_limit: RateLimit | None = None,
+        max_concurrency: int = 64,
+        response_margin_s: float = DEFAULT_RESPONSE_MARGIN_S,
+        response_limit: ResponseLimit = "recommended",
+        busy_retry_after_s: int = 5,
+        shutdown_grace_s: float = 10.0,
+        shutdown_retry_after_s: int = 30,
+        random_bytes: Callable[[int], bytes] = os.urandom,
+        on_call: Callable[[CallRecord], None] | None = None,
+        event_buffer: int = 1000,
+    ) -> None:
+        super().__init__(
+            core,
+            clock=clock,
+            max_concurrency=max_concurrency,
+            shutdown_grace_s=shutdown_grace_s,
+            event_buffer=event_buffer,
+        )
+        if not 0 <= response_margin_s < RESPONSE_WINDOW_S:
+            raise ValueError("response_margin_s must be between 0 and 180 s")
+        if response_limit not in ("recommended", "padded"):
+            raise ValueError("response_limit is 'recommended' or 'padded'")
+        self.api = ChatAPI(core)
+        self.bindings = binding_map(bindings)
+        served = set(self.bindings) if protocols is None else set(protocols)
+        missing = served - set(self.bindings)
+        if missing:
+            raise ValueError(f"no binding for the protocols {sorted(missing)}")
+        self.protocols = frozenset(served)
+        self.envelope_versions = {k: list(v) for k, v in (envelope_versions or {}).items()}
+        self.user_id = user_id
+        self.response_margin_s = response_margin_s
+        self.response_limit: ResponseLimit = response_limit
+        self.busy_retry_after_s = busy_retry_after_s
+        self.shutdown_retry_after_s = shutdown_retry_after_s
+        self._signed_limiter = RateLimiter(rate_limit) if rate_limit is not None else None
+        self._anonymous_limiter = (
+            RateLimiter(anonymous_rate_limit) if anonymous_rate_limit is not None else None
+        )
+        self._random_bytes = random_bytes
+        self._on_call = on_call
+
+    # ------------------------------------------------------------------ events
+
+    def _accept(self, event: dict[str, Any]) -> list[Call]:
+        if event_type(event) != "serviceRequest":
+            return []
+        user_id = event_user_id(event)
+        if self.user_id is not None and user_id is not None and user_id != self.user_id:
+            return []
+        if user_id is None:
+            user_id = self.user_id
+        request_id = event.get("requestId")
+        if not isinstance(request_id, str) or not request_id or user_id is None:
+            logger.warning("a serviceRequest event without a usable requestId or user; skipped")
+            return []
+        arrived = self.clock.now()
+
+        async def call(scope: anyio.CancelScope) -> None:
+            await self._serve_request(event, user_id, request_id, arrived, scope)
+
+        return [call]
+
+    async def _serve_request(
+        self,
+        event: Mapping[str, Any],
+        user_id: int,
+        request_id: str,
+        arrived: float,
+        scope: anyio.CancelScope,
+    ) -> None:
+        answer: RPCAnswer | None = None
+        try:
+            with scope:
+                answer = await self.answer(event, arrived=arrived)
+        finally:
+            # Exactly one envelope per request, even for a call cut short by a shutdown or a
+            # cancellation: never left to time out.
+            if answer is None:
+                answer = RPCAnswer(
+                    error_response(
+                        ErrorCode.INTERNAL,
+                        "the responder is shutting down",
+                        self.shutdown_retry_after_s,
+                    ),
+                    self._caller(event),
+                )
+            await self._send(user_id, request_id, answer)
+            log_call(
+                CallRecord(
+                    TransportKind.RPC,
+                    answer.caller.key,
+                    answer.protocol,
+                    answer.method,
+                    answer.outcome,
+                    self.clock.now() - arrived,
+                    1,
+                ),
+                self._on_call,
+            )
+
+    async def _send(self, user_id: int, request_id: str, answer: RPCAnswer) -> None:
+        async def send(response: ServiceResponse) -> None:
+            await self.api.send_service_response(user_id, request_id, response.to_json())
+
+        try:
+            await shielded(lambda: send(answer.response))
+        except CoreError as exc:
+            if exc.chain[-2:] == ["CMD", "LARGE"] and answer.response.error is None:
+                # The agent could not pad it after all: still one answer, too_large.
+                logger.warning("the core refused a response as too large; sending too_large")
+                try:
+                    await shielded(
+                        lambda: send(
+                            error_response(ErrorCode.TOO_LARGE, "the response is too large")
+                        )
+                    )
+                except (CoreError, TimeoutError) as again:
+                    logger.error("could not send too_large either: %s", again)
+            elif "noPendingRequest" in exc.chain:
+                logger.warning("the 180 s response window closed before the answer was sent")
+            else:
+                logger.error("the core refused the service response: %s", exc)
+        except TimeoutError:
+            logger.error("the core did not take the service response in time")
+        except CoreConnectionError as exc:
+            logger.error("could not send the service response: %s", exc)
+
+    # ------------------------------------------------------------------ answering
+
+    def _caller(self, event: Mapping[str, Any]) -> Caller:
+        signer = event.get("signerKey")
+        if isinstance(signer, str) and signer:
+            return Caller(key=f"rpc:{signer}", transport=TransportKind.RPC, signer_key=signer)
+        token = base64.urlsafe_b64encode(self._random_bytes(12)).decode("ascii")
+        return Caller(key=f"rpc-anonymous:{token}", transport=TransportKind.RPC)
+
+    def _rate_limited(self, caller: Caller, now: float) -> int | None:
+        if caller.signer_key is not None:
+            if self._signed_limiter is not None:
+                return self._signed_limiter.check(caller.signer_key, now)
+        elif self._anonymous_limiter is not None:
+            return self._anonymous_limiter.check(_ANONYMOUS_KEY, now)
+        return None
+
+    async def answer(self, event: Mapping[str, Any], *, arrived: float | None = None) -> RPCAnswer:
+        """Work out the envelope that answers one ``serviceRequest`` event (nothing is sent).
+
+        Args:
+            event: the core's ``serviceRequest`` event.
+            arrived: when the request arrived, on the responder's clock (default: now); the
+                binding's budget is counted from it.
+
+        Never raises for anything the requester sent or the binding did: every outcome is an
+        envelope.
+        """
+        start = self.clock.now() if arrived is None else arrived
+        caller = self._caller(event)
+        # Rate limits first: every request counts, good or bad.
+        retry_after = self._rate_limited(caller, self.clock.now())
+        if retry_after is not None:
+            return RPCAnswer(
+                error_response(ErrorCode.RATE_LIMITED, "too many requests", retry_after), caller
+            )
+        try:
+            raw: Any = event.get("requestData")
+            request = parse_service_request(raw)
+        except EnvelopeError as exc:
+            # RPC-ERR-4: bad_request for an invalid envelope.
+            return RPCAnswer(bad_request_for(exc), caller)
+        method = method_of(request.request)
+        try:
+            # RPC-SIG-3, RPC-SIG-4: requestKey must be the verified signer key, and an
+            # unsigned request must not carry one.
+            check_request_key(request, caller.signer_key)
+        except (RequestKeyMismatchError, SignatureError) as exc:
+            return RPCAnswer(bad_request_for(exc), caller, request.protocol, method)
+        early = self._check_protocol(request)
+        if early is not None:
+            return RPCAnswer(early, caller, request.protocol, method)
+        response = await self._run_binding(request, caller, start)
+        return RPCAnswer(self._fit(response), caller, request.protocol, method)
+
+    def _check_protocol(self, request: ServiceRequest) -> ServiceResponse | None:
+        if request.protocol not in self.protocols:
+            # RPC-ERR-2: "the responder does not serve the protocol over Service RPC".
+            return error_response(
+                ErrorCode.UNSUPPORTED_PROTOCOL,
+                f"the protocol {request.protocol} is not served over Service RPC",
+            )
+        versions = self.envelope_versions.get(request.protocol)
+        if versions is not None:
+            if request.version is ABSENT:
+                # RPC-REQ-3: a protocol whose messages carry no version needs the envelope's.
+                return error_response(
+                    ErrorCode.BAD_REQUEST, f"{request.protocol} requests need version"
+                )
+            if not any(_same_json(request.version, v) for v in versions):
+                # RPC-ERR-3: "the responder does not serve the requested version".
+                return error_response(ErrorCode.UNSUPPORTED_VERSION, "this version is not served")
+        return None
+
+    async def _run_binding(
+        self, request: ServiceRequest, caller: Caller, start: float
+    ) -> ServiceResponse:
+        binding = self.bindings[request.protocol]
+        deadline = start + RESPONSE_WINDOW_S - self.response_margin_s
+
+        async def slot() -> None:
+            await self._limiter.acquire()
+
+        got_slot, _ = await run_until(self.clock, deadline, slot)
+        if not got_slot:
+            return error_response(
+                ErrorCode.RATE_LIMITED, "the responder is busy", self.busy_retry_after_s
+            )
+        try:
+            budget = deadline - self.clock.now()
+
+            async def work() -> dict[str, Any] | EnvelopeOutcome:
+                return await binding.handle_rpc(request.request, caller, budget_s=budget)
+
+            try:
+                finished, result = await run_until(self.clock, deadline, work)
+            except Exception:
+                # RPC-ERR-10: internal; the details stay in our log.
+                logger.exception(
+                    "the %s binding failed on a Service RPC request from %s",
+                    request.protocol,
+                    caller.key,
+                )
+                return error_response(ErrorCode.INTERNAL, "the responder failed")
+        finally:
+            self._limiter.release()
+        if not finished:
+            logger.warning(
+                "the %s binding did not answer within %.0f s; answering conversation_required",
+                request.protocol,
+                budget,
+            )
+            return error_response(
+                ErrorCode.CONVERSATION_REQUIRED,
+                "the request needs more time than Service RPC allows; use a conversation",
+            )
+        if isinstance(result, EnvelopeOutcome):
+            try:
+                return error_response(result.code, result.message, result.retry_after)
+            except LocalProtocolError:
+                logger.error("the %s binding returned an invalid envelope error", request.protocol)
+                return error_response(ErrorCode.INTERNAL, "the responder failed")
+        # RPC-ENV-3: the response is the protocol's response message.
+        return success_response(result)
+
+    def _fit(self, response: ServiceResponse) -> ServiceResponse:
+        kind: Literal["response"] = "response"
+        try:
+            size = check_service_size(response, kind=kind)
+        except MessageTooLargeError:
+            # RPC-ERR-7: too_large takes the place of a response over the limit.
+            return error_response(ErrorCode.TOO_LARGE, "the response is too large")
+        except (LocalProtocolError, TypeError, ValueError):
+            logger.error("the binding's response cannot be written as JSON")
+            return error_response(ErrorCode.INTERNAL, "the responder failed")
+        if self.response_limit == "recommended" and not size.within_recommended:
+            # RPC-LIM-3: we never send more than 10,000 bytes of JSON by default.
+            return error_response(ErrorCode.TOO_LARGE, "the response is too large")
+        return response
+
+
+def _same_json(a: JSONValue, b: JSONValue) -> bool:
+    """JSON equality: ``true`` is not ``1``, ``1`` is ``1.0``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    return type(a) is type(b) and bool(a == b)

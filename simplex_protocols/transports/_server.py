@@ -1,0 +1,191 @@
+"""The run loop both responders share: read events, run each call in its own task, shut down
+gracefully (stop taking calls, let the calls in flight finish within a grace period, then cut
+the rest short so that each answers with its error)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from simplex_protocols._clock import Clock, SystemClock
+from simplex_protocols.core import ChatCore
+from simplex_protocols.errors import CoreConnectionError, EventOverflowError
+
+from ._common import logger, run_until
+
+__all__ = ["Call", "EventResponder"]
+
+Call = Callable[[anyio.CancelScope], Awaitable[None]]
+
+
+class EventResponder:
+    """Base of :class:`ChatResponder` and :class:`ServiceRPCResponder`.
+
+    A subclass implements :meth:`_accept`, which looks at one event and returns the calls to
+    run for it. Each call gets a cancel scope: it runs its protocol work inside the scope and
+    its sends outside it, so a shutdown cuts the work short but never a send.
+    """
+
+    def __init__(
+        self,
+        core: ChatCore,
+        *,
+        clock: Clock | None,
+        max_concurrency: int,
+        shutdown_grace_s: float,
+        event_buffer: int,
+    ) -> None:
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        if shutdown_grace_s < 0:
+            raise ValueError("shutdown_grace_s cannot be negative")
+        self.core = core
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.max_concurrency = max_concurrency
+        self.shutdown_grace_s = shutdown_grace_s
+        self._limiter = anyio.CapacityLimiter(max_concurrency)
+        self._event_buffer = event_buffer
+        self._inflight: set[anyio.CancelScope] = set()
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._closing = False
+        self._serving = False
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._reader_scope: anyio.CancelScope | None = None
+        self._stopped = anyio.Event()
+
+    # ------------------------------------------------------------------ subclass hook
+
+    def _accept(self, event: dict[str, Any]) -> list[Call]:
+        """The calls to run for one event (none for events of no interest)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def closing(self) -> bool:
+        """Whether :meth:`shutdown` was called (or the event stream ended): no new calls."""
+        return self._closing
+
+    @property
+    def in_flight(self) -> int:
+        """How many calls are being answered (or waiting for a free slot) now."""
+        return len(self._inflight)
+
+    # ------------------------------------------------------------------ running
+
+    async def serve(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Answer calls until :meth:`shutdown` is called, then return.
+
+        Use ``await task_group.start(responder.serve)``: it returns once the responder is
+        subscribed to the core's events, so no call sent after that is missed.
+
+        If the task running ``serve`` is cancelled, every call in flight is cut short and
+        answered with its error before ``serve`` ends.
+
+        Raises:
+            CoreConnectionError: the connection to the core was lost; the calls in flight were
+                cut short (their answers could not be sent).
+            RuntimeError: ``serve`` is already running, or ran before.
+        """
+        if self._serving or self._stopped.is_set():
+            raise RuntimeError("a responder serves once; make a new one")
+        if self._closing:
+            # shutdown() came first: nothing to serve.
+            task_status.started()
+            self._stopped.set()
+            return
+        self._serving = True
+        lost: CoreConnectionError | None = None
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                with anyio.CancelScope() as reader_scope:
+                    self._reader_scope = reader_scope
+                    try:
+                        await self._read(task_status)
+                    except CoreConnectionError as exc:
+                        lost = exc
+                self._closing = True
+                if lost is None:
+                    await self._drain()
+                else:
+                    for scope in list(self._inflight):
+                        scope.cancel()
+        finally:
+            self._tg = None
+            self._stopped.set()
+        if lost is not None:
+            raise lost
+
+    async def shutdown(self, grace_s: float | None = None) -> None:
+        """Stop taking calls, let the calls in flight finish, then answer the rest with errors.
+
+        Args:
+            grace_s: how long the calls in flight may go on, on the responder's clock
+                (default: ``shutdown_grace_s``). Calls still running then are cut short and
+                answered with their error; nothing is left half-sent.
+
+        Returns once :meth:`serve` has returned (at once if it is not running).
+        """
+        if grace_s is not None:
+            if grace_s < 0:
+                raise ValueError("grace_s cannot be negative")
+            self.shutdown_grace_s = grace_s
+        self._closing = True
+        if self._reader_scope is not None:
+            self._reader_scope.cancel()
+        if self._serving:
+            await self._stopped.wait()
+
+    async def _read(self, task_status: anyio.abc.TaskStatus[None]) -> None:
+        started = False
+        while not self._closing:
+            try:
+                async with self.core.events(buffer=self._event_buffer) as events:
+                    if not started:
+                        started = True
+                        task_status.started()
+                    async for event in events:
+                        if self.closing:
+                            break
+                        for call in self._accept(event):
+                            self._start(call)
+                return
+            except EventOverflowError as exc:
+                # Events that came after the overflow and before the new subscription are
+                # lost; say so loudly and go on.
+                logger.error("%s; subscribing again (calls in the gap are not answered)", exc)
+
+    def _start(self, call: Call) -> None:
+        assert self._tg is not None
+        scope = anyio.CancelScope()
+        if not self._inflight:
+            self._idle = anyio.Event()
+        self._inflight.add(scope)
+        self._tg.start_soon(self._run, call, scope)
+
+    async def _run(self, call: Call, scope: anyio.CancelScope) -> None:
+        try:
+            await call(scope)
+        except Exception:
+            logger.exception("a call failed in the transport")
+        finally:
+            self._inflight.discard(scope)
+            if not self._inflight:
+                self._idle.set()
+
+    async def _drain(self) -> None:
+        if self._inflight and self.shutdown_grace_s > 0:
+
+            async def idle() -> None:
+                await self._idle.wait()
+
+            await run_until(self.clock, self.clock.now() + self.shutdown_grace_s, idle)
+        for scope in list(self._inflight):
+            scope.cancel()
