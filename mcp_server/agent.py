@@ -484,6 +484,8 @@ class Agent:
                 self._mark_connected(action)
 
     def _mark_connected(self, action: Action) -> None:
+        if action.connected:
+            return
         action.connected = True
         action.extra["connected_at"] = self.clock.now()
         action.notify()
@@ -880,17 +882,37 @@ class Agent:
         self.book.remove(action)
         self._stop_collecting(action)
 
-    async def _wait_decided(self, action: Action, ctx: CallContext) -> None:
-        """Wait until the action is decided, with progress at once and every 60 s."""
+    async def _wait_until(
+        self,
+        ctx: CallContext,
+        end: Callable[[], float],
+        changed: Callable[[], anyio.Event],
+        message: Callable[[float], str],
+    ) -> None:
+        """Wait until the clock reaches ``end()`` (re-read at each change), with progress
+        notifications at once and then every 60 s. ``end()`` of ``math.inf`` waits for a change."""
         last = -math.inf
-        while not action.state.decided:
+        while True:
             now = self.clock.now()
+            deadline = end()
+            if now >= deadline:
+                return
             if now - last >= PROGRESS_INTERVAL_S:
                 last = now
-                await ctx.progress(self._progress_text(action))
-            await wait_event(
-                action.changed, self.clock, PROGRESS_INTERVAL_S - (self.clock.now() - last)
-            )
+                await ctx.progress(message(deadline))
+            event = changed()
+            if now >= end():
+                return
+            await wait_event(event, self.clock, min(end(), last + PROGRESS_INTERVAL_S))
+
+    async def _wait_decided(self, action: Action, ctx: CallContext) -> None:
+        """Wait until the action is decided, with progress at once and every 60 s."""
+        await self._wait_until(
+            ctx,
+            lambda: -math.inf if action.state.decided else math.inf,
+            lambda: action.changed,
+            lambda _: self._progress_text(action),
+        )
 
     def _wall_at(self, deadline: float) -> float:
         return self.clock.wall() + (deadline - self.clock.now())
@@ -1224,27 +1246,25 @@ class Agent:
             if action.connected:
                 connected_at = action.extra.get("connected_at")
                 since = connected_at if isinstance(connected_at, float) else self.clock.now()
-                while True:
-                    now = self.clock.now()
+
+                def end() -> float:
+                    if collector.any_live():
+                        return deadline
                     if with_message:
                         first = collector.first_arrival
-                        end = (
-                            deadline
-                            if first is None
-                            else min(deadline, (collector.last_arrival or first) + idle_s)
-                        )
-                    else:
-                        end = min(deadline, max(since, collector.last_arrival or since) + idle_s)
-                    if collector.any_live():
-                        end = deadline
-                    if now >= end:
-                        break
-                    await ctx.progress(
-                        f"{len(collector.items)} responses in {chat}; waiting until {utc_minutes(self._wall_at(end))}."
-                    )
-                    await wait_event(
-                        collector.changed, self.clock, min(end - now, PROGRESS_INTERVAL_S)
-                    )
+                        if first is None:
+                            return deadline
+                        return min(deadline, (collector.last_arrival or first) + idle_s)
+                    return min(deadline, max(since, collector.last_arrival or since) + idle_s)
+
+                await self._wait_until(
+                    ctx,
+                    end,
+                    lambda: collector.changed,
+                    lambda until: (
+                        f"{len(collector.items)} responses in {chat}; waiting until {utc_minutes(self._wall_at(until))}."
+                    ),
+                )
             items: dict[int, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
             for chat_item in snapshot:
                 item = item_id(chat_item)
@@ -1387,11 +1407,8 @@ class Agent:
         deadline = min(start + wait_s, cap)
         action.extra["connect_deadline"] = deadline
         action.notify()
-        while not action.connected:
-            remaining = deadline - self.clock.now()
-            if remaining <= 0:
-                break
-            await wait_event(action.changed, self.clock, remaining)
+        while not action.connected and self.clock.now() < deadline:
+            await wait_event(action.changed, self.clock, deadline)
 
     # ------------------------------------------------------------------ send
 
@@ -1571,17 +1588,20 @@ class Agent:
         deadline = start + wait_s
         action.open += 1
         try:
-            while True:
-                now = self.clock.now()
-                end = deadline
+
+            def end() -> float:
                 if collector.last_arrival is not None and not collector.any_live():
-                    end = min(deadline, collector.last_arrival + idle_s)
-                if now >= end:
-                    break
-                await ctx.progress(
-                    f"{len(collector.items)} responses in {chat}; waiting until {utc_minutes(self._wall_at(end))}."
-                )
-                await wait_event(collector.changed, self.clock, min(end - now, PROGRESS_INTERVAL_S))
+                    return min(deadline, collector.last_arrival + idle_s)
+                return deadline
+
+            await self._wait_until(
+                ctx,
+                end,
+                lambda: collector.changed,
+                lambda until: (
+                    f"{len(collector.items)} responses in {chat}; waiting until {utc_minutes(self._wall_at(until))}."
+                ),
+            )
             chat_info = await self._chat_info(chat) or {}
             own = await self._own_name(chat, chat_info)
             finals = collector.final_items()
@@ -1709,16 +1729,14 @@ class Agent:
                     new[item] = (chat_info, chat_item)
             if not new and wait_s > 0:
                 deadline = self.clock.now() + wait_s
-                while not arrived.final_items():
-                    now = self.clock.now()
-                    if now >= deadline:
-                        break
-                    await ctx.progress(
-                        f"No new messages in {chat}; waiting until {utc_minutes(self._wall_at(deadline))}."
-                    )
-                    await wait_event(
-                        arrived.changed, self.clock, min(deadline - now, PROGRESS_INTERVAL_S)
-                    )
+                await self._wait_until(
+                    ctx,
+                    lambda: -math.inf if arrived.final_items() else deadline,
+                    lambda: arrived.changed,
+                    lambda until: (
+                        f"No new messages in {chat}; waiting until {utc_minutes(self._wall_at(until))}."
+                    ),
+                )
             for ci, chat_item in arrived.final_items():
                 item = item_id(chat_item)
                 if item is not None and item not in new:

@@ -8,6 +8,7 @@ ones, and wakes its waiter at each change.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,14 +21,18 @@ from .messages import is_live, is_received_message, item_id
 __all__ = ["ChatCollector", "wait_event"]
 
 
-async def wait_event(event: anyio.Event, clock: Clock, seconds: float | None) -> bool:
-    """Wait until ``event`` is set (``True``) or ``seconds`` of ``clock`` pass (``False``).
+async def wait_event(event: anyio.Event, clock: Clock, deadline: float | None) -> bool:
+    """Wait until ``event`` is set (``True``) or the clock reaches ``deadline`` (``False``).
 
-    ``None`` waits without a time limit.
+    ``deadline`` is on the clock's monotonic scale (``clock.now()``); the time left is read when
+    the timer starts, so a clock moved on meanwhile is taken into account. ``None`` or an
+    infinite deadline waits without a time limit.
     """
     if event.is_set():
         return True
-    if seconds is not None and seconds <= 0:
+    if deadline is not None and math.isinf(deadline):
+        deadline = None
+    if deadline is not None and deadline <= clock.now():
         return False
     fired = False
     async with anyio.create_task_group() as tg:
@@ -39,12 +44,12 @@ async def wait_event(event: anyio.Event, clock: Clock, seconds: float | None) ->
             tg.cancel_scope.cancel()
 
         async def timer() -> None:
-            assert seconds is not None
-            await clock.sleep(seconds)
+            assert deadline is not None
+            await clock.sleep(deadline - clock.now())
             tg.cancel_scope.cancel()
 
         tg.start_soon(waiter)
-        if seconds is not None:
+        if deadline is not None:
             tg.start_soon(timer)
     return fired
 

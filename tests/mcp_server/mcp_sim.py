@@ -1,0 +1,351 @@
+"""Scripted simulated users and a running agent server, for the MCP server's end-to-end tests.
+
+The owner (a human in a SimpleX app), the directory bot, a vendor's business bot and a channel
+are users of the simulated network, each driving its own chat core through ``ChatCore`` as an
+app or a bot would. The agent's calls come from the ``mcp`` SDK's client over HTTP to the server
+on 127.0.0.1 (port 0). Nothing here sleeps: waits are on events, bounded by the tests'
+``anyio.fail_after``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from mcp_server.cli import ServeOptions
+from mcp_server.log import Log
+from mcp_server.serve import ServerInfo, serve
+from simplex_protocols._clock import Clock
+from simplex_protocols.core import ChatCore
+from simplex_protocols.sim import SimNetwork, SimUser
+
+Event = dict[str, Any]
+
+
+class Watch:
+    """Something that changes over time, with an event to wait for the next change."""
+
+    def __init__(self) -> None:
+        self.changed = anyio.Event()
+
+    def wake(self) -> None:
+        self.changed.set()
+        self.changed = anyio.Event()
+
+    async def until(self, check: Callable[[], Any]) -> Any:
+        """Wait until ``check()`` returns something truthy; return it."""
+        while True:
+            value = check()
+            if value:
+                return value
+            await self.changed.wait()
+
+
+class LogLines(Log):
+    """The server's log, kept line by line, with a watch for new lines."""
+
+    def __init__(self) -> None:
+        self.out = io.StringIO()
+        super().__init__(self.out, self.out)
+        self.lines: list[str] = []
+        self.errors: list[str] = []
+        self.watch = Watch()
+
+    def line(self, text: str) -> None:
+        self.lines.extend(text.split("\n"))
+        self.watch.wake()
+
+    def error(self, text: str) -> None:
+        self.errors.append(text)
+        self.lines.append(text)
+        self.watch.wake()
+
+    async def wait_line(self, check: Callable[[str], bool]) -> str:
+        """The first line (old or new) that passes ``check``."""
+        value: str = await self.watch.until(
+            lambda: next((line for line in self.lines if check(line)), None)
+        )
+        return value
+
+
+def text_of_item(chat_item: Mapping[str, Any]) -> str:
+    content = chat_item.get("content", {}).get("msgContent", {})
+    text = content.get("text") if isinstance(content, Mapping) else None
+    return text if isinstance(text, str) else ""
+
+
+def item_id(chat_item: Mapping[str, Any]) -> int:
+    return int(chat_item["meta"]["itemId"])
+
+
+class Peer:
+    """A simulated user driving its core through ChatCore, keeping every event it receives."""
+
+    def __init__(self, network: SimNetwork, user: SimUser) -> None:
+        self.network = network
+        self.user = user
+        self.core = ChatCore(network.backend(user.name))
+        self.events: list[Event] = []
+        self.watch = Watch()
+
+    @property
+    def user_id(self) -> int:
+        return self.user.user_id
+
+    async def start(self, stack: AsyncExitStack, tg: anyio.abc.TaskGroup) -> None:
+        await stack.enter_async_context(self.core)
+        subscription = self.core.events()
+
+        async def pump() -> None:
+            async for event in subscription:
+                self.events.append(event)
+                self.watch.wake()
+                await self.on_event(event)
+
+        tg.start_soon(pump)
+
+    async def on_event(self, event: Event) -> None:
+        """A scripted reaction (bots override it)."""
+
+    async def cmd(self, command: str) -> dict[str, Any]:
+        return await self.core.command(command)
+
+    async def wait_event(self, check: Callable[[Event], bool], *, start: int = 0) -> Event:
+        value: Event = await self.watch.until(
+            lambda: next((e for e in self.events[start:] if check(e)), None)
+        )
+        return value
+
+    def new_items(
+        self, chat_type: str | None = None
+    ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """Every (chatInfo, chatItem) of newChatItems events so far."""
+        out: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        for event in self.events:
+            if event.get("type") == "newChatItems":
+                for aci in event.get("chatItems", []):
+                    if chat_type is None or aci["chatInfo"]["type"] == chat_type:
+                        out.append((aci["chatInfo"], aci["chatItem"]))
+        return out
+
+    async def send_text(self, chat: str, text: str, *, quoted: int | None = None) -> int:
+        message: dict[str, Any] = {"msgContent": {"type": "text", "text": text}}
+        if quoted is not None:
+            message["quotedItemId"] = quoted
+        response = await self.cmd(f"/_send {chat} json {json.dumps([message])}")
+        return item_id(response["chatItems"][0]["chatItem"])
+
+
+class Owner(Peer):
+    """The owner in the SimpleX app: joins the agent control chat and types commands."""
+
+    group_id: int | None = None
+
+    async def join(self, link: str) -> None:
+        await self.cmd(f"/_connect plan {self.user_id} {link}")
+        await self.cmd(f"/_connect {self.user_id} incognito=off {link}")
+        joined = await self.wait_event(lambda e: e.get("type") == "userJoinedGroup")
+        self.group_id = int(joined["groupInfo"]["groupId"])
+
+    @property
+    def control(self) -> str:
+        assert self.group_id is not None
+        return f"#{self.group_id}"
+
+    def agent_messages(self) -> list[dict[str, Any]]:
+        """The agent's messages in the control chat, each with its latest text."""
+        latest: dict[int, dict[str, Any]] = {}
+        for event in self.events:
+            if event.get("type") == "newChatItems":
+                acis = event.get("chatItems", [])
+            elif event.get("type") == "chatItemUpdated":
+                acis = [event.get("chatItem", {})]
+            else:
+                continue
+            for aci in acis:
+                info, item = aci.get("chatInfo", {}), aci.get("chatItem", {})
+                if (
+                    info.get("type") == "group"
+                    and info.get("groupInfo", {}).get("groupId") == self.group_id
+                    and item.get("chatDir", {}).get("type") == "groupRcv"
+                ):
+                    latest[item_id(item)] = item
+        return [latest[k] for k in sorted(latest)]
+
+    async def wait_message(self, check: Callable[[str], bool]) -> dict[str, Any]:
+        """The agent's message (by its latest text) that passes ``check``."""
+
+        def find() -> dict[str, Any] | None:
+            return next((m for m in self.agent_messages() if check(text_of_item(m))), None)
+
+        value: dict[str, Any] = await self.watch.until(find)
+        return value
+
+    async def say(self, text: str) -> int:
+        return await self.send_text(self.control, text)
+
+
+class Bot(Peer):
+    """A bot that answers each received message with ``answer(text)`` (a list of replies)."""
+
+    def __init__(
+        self, network: SimNetwork, user: SimUser, answer: Callable[[str], list[str]]
+    ) -> None:
+        super().__init__(network, user)
+        self.answer = answer
+
+    async def on_event(self, event: Event) -> None:
+        if event.get("type") != "newChatItems":
+            return
+        for aci in event.get("chatItems", []):
+            info, item = aci["chatInfo"], aci["chatItem"]
+            if item["content"]["type"] != "rcvMsgContent":
+                continue
+            if info["type"] == "direct":
+                chat = f"@{info['contact']['contactId']}"
+            elif info["type"] == "group":
+                chat = f"#{info['groupInfo']['groupId']}"
+            else:
+                continue
+            for reply in self.answer(text_of_item(item)):
+                await self.send_text(chat, reply, quoted=item_id(item))
+
+
+class AgentEvents:
+    """The events the agent's server has handled, with a watch for the next one.
+
+    It wraps the agent's event handler, so a test waits for what the agent has seen (a
+    response arrived, a connection completed) before it moves the clock.
+    """
+
+    def __init__(self, agent: Any) -> None:
+        self.events: list[Event] = []
+        self.watch = Watch()
+        handle = agent.handle_event
+
+        def observed(event: Event) -> None:
+            handle(event)
+            self.events.append(event)
+            self.watch.wake()
+
+        agent.handle_event = observed
+
+    def received_texts(self, chat: str | None = None) -> list[str]:
+        out: list[str] = []
+        for event in self.events:
+            if event.get("type") != "newChatItems":
+                continue
+            for aci in event.get("chatItems", []):
+                info, item = aci["chatInfo"], aci["chatItem"]
+                ref = (
+                    f"@{info['contact']['contactId']}"
+                    if info["type"] == "direct"
+                    else f"#{info.get('groupInfo', {}).get('groupId')}"
+                )
+                if (chat is None or ref == chat) and item["content"]["type"] == "rcvMsgContent":
+                    out.append(text_of_item(item))
+        return out
+
+    async def until(self, check: Callable[[], Any]) -> Any:
+        return await self.watch.until(check)
+
+
+@dataclass
+class Running:
+    """A running agent server and its MCP client."""
+
+    network: SimNetwork
+    info: ServerInfo
+    log: LogLines
+    mcp: Client
+    stop: anyio.Event
+    seen: AgentEvents
+    exit_code: list[int] = field(default_factory=list)
+
+    async def call(
+        self, tool: str, arguments: dict[str, Any] | None = None, **kwargs: Any
+    ) -> types.CallToolResult:
+        return await self.mcp.call_tool(tool, arguments or {}, **kwargs)
+
+
+def result_text(result: types.CallToolResult) -> str:
+    content = result.content[0]
+    assert isinstance(content, types.TextContent)
+    return content.text
+
+
+def structured(result: types.CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, result_text(result)
+    assert result.structured_content is not None
+    assert json.loads(result_text(result)) == result.structured_content
+    return dict(result.structured_content)
+
+
+@asynccontextmanager
+async def agent_server(
+    network: SimNetwork,
+    folder: Path,
+    *,
+    clock: Clock | None = None,
+    display_name: str = "My Agent",
+    expire_hours: int = 23,
+    mode: str = "2026-07-28",
+    name: str = "my-agent",
+) -> AsyncIterator[Running]:
+    """Start ``simplex-mcp serve`` on the simulated network, with an MCP client connected to it."""
+    log = LogLines()
+    stop = anyio.Event()
+    started = anyio.Event()
+    holder: list[ServerInfo] = []
+    exit_code: list[int] = []
+
+    seen: list[AgentEvents] = []
+
+    def on_started(info: ServerInfo) -> None:
+        holder.append(info)
+        seen.append(AgentEvents(info.agent))
+        started.set()
+
+    options = ServeOptions(
+        name=name, data=folder, display_name=display_name, port=0, expire_hours=expire_hours
+    )
+    async with anyio.create_task_group() as tg:
+
+        async def run() -> None:
+            exit_code.append(
+                await serve(
+                    options,
+                    core=ChatCore(network.backend(name)),
+                    clock=clock,
+                    log=log,
+                    started=on_started,
+                    stop=stop,
+                )
+            )
+            started.set()
+
+        tg.start_soon(run)
+        await started.wait()
+        if not holder:
+            raise AssertionError(f"the server exited with {exit_code}: {log.lines}")
+        info = holder[0]
+        hc = create_mcp_http_client(headers={"Authorization": f"Bearer {info.token}"})
+        async with hc, Client(streamable_http_client(info.url, http_client=hc), mode=mode) as mcp:
+            yield Running(network, info, log, mcp, stop, seen[0], exit_code)
+        stop.set()
+
+
+def join_link(log: LogLines) -> str:
+    return next(line for line in log.lines if line.startswith("https://"))
