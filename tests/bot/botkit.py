@@ -1,0 +1,267 @@
+"""Test kit for ResponderBot: a simulated network on a manual clock, callers, and small SDK
+servers and agents whose behaviour the tests control.
+
+- ``World``: a seeded :class:`SimNetwork` on a :class:`ManualClock`, a task group, and the
+  simulated users of a test.
+- ``Caller``: a user with its own :class:`ChatCore`, which connects to a bot's address and calls
+  it through the transports' caller side (``ChatCaller``, ``ServiceRPCRequester``).
+- ``RecordingBackend``: a backend that keeps every command string sent through it.
+- ``make_tools()``: an ``MCPServer`` with an ``availability`` tool, a ``whoami`` tool that reads
+  the caller from the request context, and a ``wait`` tool that blocks on a test's gate.
+- ``EchoAgent``: an ``a2a-sdk`` ``AgentExecutor`` that echoes, or waits on a gate first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Annotated, Any
+
+import anyio
+import anyio.abc
+from a2a.helpers import new_task_from_user_message, new_text_message, new_text_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.tasks import TaskUpdater
+from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill, Role
+from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
+from pydantic import BaseModel
+
+from simplex_protocols._clock import ManualClock
+from simplex_protocols.bindings.mcp import caller_of
+from simplex_protocols.core import ChatAPI, ChatCore, ContactRef, CoreBackend
+from simplex_protocols.sim import SimNetwork
+from simplex_protocols.transports import ChatCaller, ServiceRPCRequester
+
+JSON = dict[str, Any]
+
+#: Every wait in the tests is bounded by this many real seconds.
+WAIT_S = 10.0
+
+#: MCP revision the SDK serves per request.
+REVISION = "2026-07-28"
+
+
+class RecordingBackend:
+    """A backend that passes frames on and keeps every command string sent, in order."""
+
+    def __init__(self, inner: CoreBackend) -> None:
+        self.inner = inner
+        self.commands: list[str] = []
+
+    @property
+    def description(self) -> str:
+        return self.inner.description
+
+    async def connect(self) -> None:
+        await self.inner.connect()
+
+    async def send_frame(self, frame: Mapping[str, Any]) -> None:
+        self.commands.append(str(frame["cmd"]))
+        await self.inner.send_frame(frame)
+
+    async def receive_frame(self) -> dict[str, Any]:
+        return await self.inner.receive_frame()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class Gates:
+    """Named events a tool or an agent waits on, and events saying it started waiting."""
+
+    def __init__(self) -> None:
+        self.opened: dict[str, anyio.Event] = {}
+        self.reached: dict[str, anyio.Event] = {}
+
+    def gate(self, key: str) -> anyio.Event:
+        return self.opened.setdefault(key, anyio.Event())
+
+    def arrived(self, key: str) -> anyio.Event:
+        return self.reached.setdefault(key, anyio.Event())
+
+    async def wait(self, key: str) -> None:
+        self.arrived(key).set()
+        await self.gate(key).wait()
+
+
+class Confirm(BaseModel):
+    confirm: bool
+
+
+async def ask_confirm(item: str) -> Elicit[Confirm]:
+    return Elicit(f"Reserve one {item}?", Confirm)
+
+
+def make_tools(gates: Gates | None = None) -> MCPServer[Any]:
+    """An MCP server as a bot author writes one."""
+    tools: MCPServer[Any] = MCPServer("acme", subscriptions=False)
+    gates = gates if gates is not None else Gates()
+
+    @tools.tool(structured_output=False)
+    def availability(item: str) -> str:
+        """Items in stock."""
+        return f"12 {item}s are in stock."
+
+    @tools.tool(structured_output=False)
+    def whoami(ctx: Context) -> str:
+        """The caller key SimpleX gave this request."""
+        caller = caller_of(ctx)
+        return "nobody" if caller is None else caller.key
+
+    @tools.tool(structured_output=False)
+    async def wait(key: str) -> str:
+        """Wait until the test opens the gate ``key``."""
+        await gates.wait(key)
+        return f"opened {key}"
+
+    @tools.tool(structured_output=False)
+    async def reserve(item: str, answer: Annotated[Confirm, Resolve(ask_confirm)]) -> str:
+        """Reserve an item, once the caller confirms (a multi-round-trip result)."""
+        return f"Reserved one {item}." if answer.confirm else "Nothing reserved."
+
+    return tools
+
+
+def tool_call(name: str, arguments: Mapping[str, Any], rid: int | str = 1, **params: Any) -> JSON:
+    """A tools/call request of revision 2026-07-28 (``params`` added to its params)."""
+    capabilities = {"elicitation": {"form": {}}}
+    return {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "tools/call",
+        "params": {
+            "name": name,
+            "arguments": dict(arguments),
+            **params,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": REVISION,
+                "io.modelcontextprotocol/clientCapabilities": capabilities,
+            },
+        },
+    }
+
+
+def tools_list(rid: int | str = 1) -> JSON:
+    """A tools/list request of revision 2026-07-28."""
+    return {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "tools/list",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": REVISION,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+    }
+
+
+def tool_text(response: Mapping[str, Any]) -> str:
+    """The text of a tools/call result."""
+    return str(response["result"]["content"][0]["text"])
+
+
+class EchoAgent(AgentExecutor):
+    """Echoes the user's text as an artifact. ``wait:<key> ...`` first waits on a gate."""
+
+    def __init__(self, gates: Gates | None = None) -> None:
+        self.gates = gates if gates is not None else Gates()
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.message is not None
+        text = context.get_user_input()
+        task = context.current_task
+        if task is None:
+            task = new_task_from_user_message(context.message)
+            await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        await updater.start_work(new_text_message("working", role=Role.ROLE_AGENT))
+        if text.startswith("wait:"):
+            await self.gates.wait(text.split()[0][len("wait:") :])
+        await updater.add_artifact([new_text_part(f"echo: {text}")], name="echo")
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.task_id and context.context_id
+        await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+
+def echo_card() -> AgentCard:
+    return AgentCard(
+        name="Acme echo",
+        description="Echoes what you send.",
+        version="1.0.0",
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="echo", name="Echo", description="Echoes text", tags=["demo"])],
+    )
+
+
+class Caller:
+    """A simulated user on its own core that calls bots."""
+
+    def __init__(self, world: World, name: str, core: ChatCore, user_id: int) -> None:
+        self.world = world
+        self.name = name
+        self.core = core
+        self.api = ChatAPI(core)
+        self.user_id = user_id
+        self.chat = ChatCaller(core, clock=world.clock, default_wait_s=30)
+        self.rpc = ServiceRPCRequester(core, user_id=user_id, clock=world.clock)
+        self.contacts: dict[str, int] = {}
+
+    async def connect(self, address: str) -> ContactRef:
+        """Connect to a bot's address (auto-accepted) and wait until the contact is ready."""
+        if address in self.contacts:
+            return ContactRef(self.contacts[address])
+        with anyio.fail_after(WAIT_S):
+            async with self.core.events() as events:
+                await self.core.command(f"/_connect {self.user_id} {address}")
+                async for event in events:
+                    if event.get("type") == "contactConnected":
+                        contact_id = int(event["contact"]["contactId"])
+                        self.contacts[address] = contact_id
+                        return ContactRef(contact_id)
+        raise AssertionError("the event stream ended")
+
+    async def plan(self, address: str) -> JSON:
+        """What ``/_connect plan`` shows of the address, without connecting."""
+        with anyio.fail_after(WAIT_S):
+            return await self.core.command(f"/_connect plan {self.user_id} {address}")
+
+
+class World:
+    """A seeded network on a manual clock, a task group, and the callers of a test."""
+
+    def __init__(self, seed: int = 7) -> None:
+        self.clock = ManualClock()
+        self.network = SimNetwork(seed=seed, clock=self.clock)
+        self._stack = contextlib.AsyncExitStack()
+        self.tg: anyio.abc.TaskGroup | None = None
+
+    async def __aenter__(self) -> World:
+        self.tg = await self._stack.enter_async_context(anyio.create_task_group())
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.tg is not None:
+            self.tg.cancel_scope.cancel()
+        await self._stack.__aexit__(exc_type, exc, tb)
+
+    async def caller(self, name: str) -> Caller:
+        user = self.network.add_user(name)
+        core = await self._stack.enter_async_context(ChatCore(self.network.backend(name)))
+        return Caller(self, name, core, user.user_id)
+
+
+def data_dir(tmp_path: Path, name: str = "bot") -> Path:
+    return tmp_path / name
