@@ -268,6 +268,15 @@ def _is_jsonrpc_request(request: Mapping[str, Any]) -> bool:
     )
 
 
+def _work_ended(response: Mapping[str, Any]) -> bool:
+    """Whether a SendMessage response is final: an error, a message, or a task whose state is
+    terminal or interrupted (A2A-RPC-2: "the task in its state at the end of the work")."""
+    result = response.get("result")
+    if not isinstance(result, Mapping) or "message" in result:
+        return True
+    return ends_stream({"result": {"task": result.get("task")}})
+
+
 def _is_notification(request: Mapping[str, Any]) -> bool:
     return isinstance(request.get("method"), str) and "id" not in request
 
@@ -414,21 +423,11 @@ class A2ABinding:
         )
         self.set_address(address)
         self._store: StoreParts = open_store(database, _owner_of)
-        self._handler = DefaultRequestHandler(
-            agent_executor=agent_executor,
-            task_store=self._store.task_store,
-            agent_card=self._served_card,
-            request_context_builder=_CallerRequestContextBuilder(
-                self,
-                should_populate_referred_tasks=populate_referred_tasks,
-                task_store=self._store.task_store if populate_referred_tasks else None,
-            ),
-            extended_agent_card=self._served_card,
-            extended_card_modifier=self._card_for,
-        )
-        self._dispatcher = JsonRpcDispatcher(
-            self._handler, context_builder=_CallContextBuilder(versions)
-        )
+        self._executor = agent_executor
+        self._populate_referred_tasks = populate_referred_tasks
+        # Built on first use, so that an address set before then is on the card the SDK checks.
+        self._handler: DefaultRequestHandler | None = None
+        self._dispatcher: JsonRpcDispatcher | None = None
         self._opened = False
         self._closed = False
         self._open_lock = anyio.Lock()
@@ -463,7 +462,27 @@ class A2ABinding:
     @property
     def request_handler(self) -> DefaultRequestHandler:
         """The SDK's request handler (for what the binding does not wrap)."""
-        return self._handler
+        return self._sdk()[0]
+
+    def _sdk(self) -> tuple[DefaultRequestHandler, JsonRpcDispatcher]:
+        if self._handler is None or self._dispatcher is None:
+            store = self._store.task_store
+            self._handler = DefaultRequestHandler(
+                agent_executor=self._executor,
+                task_store=store,
+                agent_card=self._served_card,
+                request_context_builder=_CallerRequestContextBuilder(
+                    self,
+                    should_populate_referred_tasks=self._populate_referred_tasks,
+                    task_store=store if self._populate_referred_tasks else None,
+                ),
+                extended_agent_card=self._served_card,
+                extended_card_modifier=self._card_for,
+            )
+            self._dispatcher = JsonRpcDispatcher(
+                self._handler, context_builder=_CallContextBuilder(self._versions)
+            )
+        return self._handler, self._dispatcher
 
     def set_address(self, address: str | None) -> None:
         """Set the contact address link listed in the card's SimpleX interface (A2A-ID-2).
@@ -482,10 +501,6 @@ class A2ABinding:
         handler = getattr(self, "_handler", None)
         if handler is not None:
             handler.extended_agent_card = card
-
-    def public_card_for(self, address: str) -> AgentCard:
-        """The served card, listing ``address`` as its SimpleX interface (for a website)."""
-        return with_simplex_interface(self._served_card, address, self._versions)
 
     async def _card_for(self, card: AgentCard, context: ServerCallContext) -> AgentCard:
         # A2A-CARD-2: "For a caller without credentials, it is the public card."
@@ -508,6 +523,7 @@ class A2ABinding:
             if self._closed:
                 raise BindingConfigError("the A2A binding is closed", code="closed")
             if not self._opened:
+                self._sdk()
                 await self._store.initialize()
                 self._opened = True
 
@@ -517,7 +533,8 @@ class A2ABinding:
             return
         self._closed = True
         try:
-            await self._handler.aclose()
+            if self._handler is not None:
+                await self._handler.aclose()
         finally:
             await self._store.aclose()
 
@@ -616,7 +633,7 @@ class A2ABinding:
             "query_string": b"",
             _SCOPE_KEY: call,
         }
-        response = await self._dispatcher.handle_requests(Request(scope, receive))
+        response = await self._sdk()[1].handle_requests(Request(scope, receive))
         if isinstance(response, EventSourceResponse):
             return self._stream(response.body_iterator)
         if isinstance(response, JSONResponse):
@@ -758,10 +775,13 @@ class A2ABinding:
             return prepared
         body, call = prepared
         answer: dict[str, Any] | None = None
+        timed_out = False
         async with anyio.create_task_group() as tg:
 
             async def deadline() -> None:
+                nonlocal timed_out
                 await self._clock.sleep(budget_s)
+                timed_out = True
                 tg.cancel_scope.cancel()
 
             tg.start_soon(deadline)
@@ -771,7 +791,9 @@ class A2ABinding:
             else:  # SendMessage is never streamed; close defensively
                 await result.aclose()
             tg.cancel_scope.cancel()
-        if answer is not None:
+        # The SDK may swallow the cancellation and answer with the task as it stands, still
+        # working: only an answer whose work has ended counts once the budget is spent.
+        if answer is not None and (not timed_out or _work_ended(answer)):
             return answer
         # A2A-RPC-3: "A bot that cannot finish the task within 180 seconds answers with the
         # envelope error conversation_required." The task is cancelled: nobody could reach it.
@@ -796,7 +818,9 @@ class A2ABinding:
 
             tg.start_soon(grace)
             try:
-                await self._handler.on_cancel_task(CancelTaskRequest(id=call.task_id), context)
+                await self.request_handler.on_cancel_task(
+                    CancelTaskRequest(id=call.task_id), context
+                )
             except A2AError as exc:
                 # Not stored yet, or finished meanwhile: nothing left to cancel.
                 _log.debug("cancelling one-shot task %s: %r", call.task_id, exc)
