@@ -29,6 +29,8 @@ from ._network import SimNetwork as SimNetwork
 from ._network import SimUser as SimUser
 from ._network import default_network as default_network
 from ._server import SimServer as SimServer
+from ._shape import check_frame as check_frame
+from ._shape import check_shape as check_shape
 
 __all__ = [
     "ROUTER_HOSTS",
@@ -38,6 +40,8 @@ __all__ = [
     "SimNetwork",
     "SimServer",
     "SimUser",
+    "check_frame",
+    "check_shape",
     "default_network",
 ]
 

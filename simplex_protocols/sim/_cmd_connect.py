@@ -346,7 +346,7 @@ class ConnectCommands(MessageCommands):
             g.domain_verified = verified
             return self._prepared_response(user, "group", g.group_id)
         prow = self.new_profile(prof)
-        link_type = "inv" if ref is not None and ref.link_type == "invitation" else "con"
+        link_type = "INV" if ref is not None and ref.link_type == "invitation" else "CON"
         c = self.new_contact(
             user, prow, prepared={"connLinkToConnect": conn_link, "uiConnLinkType": link_type}
         )

@@ -9,7 +9,8 @@ check each one's shape.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+import contextvars
+from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -41,6 +42,20 @@ class Recorder:
 
     def types(self, kind: str | None = None) -> set[str]:
         return {r["type"] for k, r in self.frames if kind is None or k == kind}
+
+
+_CAPTURE: contextvars.ContextVar[Recorder | None] = contextvars.ContextVar("capture", default=None)
+
+
+@contextlib.contextmanager
+def capture() -> Iterator[Recorder]:
+    """Record every frame of every World made inside the block into one recorder."""
+    recorder = Recorder()
+    token = _CAPTURE.set(recorder)
+    try:
+        yield recorder
+    finally:
+        _CAPTURE.reset(token)
 
 
 class RecordingBackend:
@@ -156,7 +171,7 @@ class World:
         self.network = SimNetwork(seed=seed, clock=self.clock, chaos=chaos)
         self.websocket = websocket
         self.server: SimServer | None = None
-        self.recorder = Recorder()
+        self.recorder = _CAPTURE.get() or Recorder()
         self._stack = contextlib.AsyncExitStack()
         self._tg: anyio.abc.TaskGroup | None = None
         self.clients: dict[str, Client] = {}

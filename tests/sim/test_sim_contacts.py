@@ -222,7 +222,7 @@ async def test_prepared_contact_with_welcome_and_request_message() -> None:
         assert prepared["type"] == "newPreparedChat"
         chat = prepared["chat"]
         contact = chat["chatInfo"]["contact"]
-        assert "activeConn" not in contact and contact["preparedContact"]["uiConnLinkType"] == "con"
+        assert "activeConn" not in contact and contact["preparedContact"]["uiConnLinkType"] == "CON"
         assert chat["chatStats"]["unreadCount"] == 1
         assert chat["chatStats"]["minUnreadItemId"] == chat["chatItems"][0]["meta"]["itemId"]
         cid = contact["contactId"]
