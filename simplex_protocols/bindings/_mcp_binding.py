@@ -61,7 +61,6 @@ from pydantic import ValidationError
 from simplex_protocols import _wire
 from simplex_protocols._clock import Clock, SystemClock
 from simplex_protocols.errors import MessageTooLargeError
-from simplex_protocols.limits import MAX_CHAT_MESSAGE_BYTES
 
 from ._base import Caller, Emit, EnvelopeOutcome
 from ._mcp_caller import is_final
@@ -409,15 +408,7 @@ class MCPBinding:
         return parse_error(raw_request, reason)
 
     def oversize_error(self, message: Mapping[str, Any]) -> dict[str, Any]:
-        """The replacement for a reply over the size limit (MCP-MSG-7).
-
-        For the response: a JSON-RPC error -32603 with the request's id. A notification has
-        no replacement (AMB-31, reading A): this raises, and the transport sends nothing for
-        it and carries on; the response still ends the answer.
-
-        Raises:
-            MessageTooLargeError: ``message`` is a notification, which is dropped.
-        """
+        """The replacement for a reply over the size limit (see :func:`oversize_error`)."""
         return oversize_error(message)
 
     def is_final(self, request: Mapping[str, Any], message: Mapping[str, Any]) -> bool:
@@ -631,18 +622,10 @@ def parse_error(raw_request: str, reason: str) -> dict[str, Any]:
 def oversize_error(message: Mapping[str, Any]) -> dict[str, Any]:
     """The replacement for an MCP reply over the size limit (MCP-MSG-7).
 
-    The response becomes a JSON-RPC error -32603 with the request's id. A notification is not
-    replaced but dropped (AMB-31, reading A): this raises :class:`MessageTooLargeError`.
-
-    Raises:
-        MessageTooLargeError: ``message`` is a notification (or a request).
+    A JSON-RPC error -32603 with the id of ``message`` (``null`` when it has none). It replaces
+    the response; a notification over the limit is not replaced but dropped by the chat
+    transport (AMB-31, reading A), since notifications are optional and the response follows.
     """
-    if "method" in message:
-        raise MessageTooLargeError(
-            f"MCP {message.get('method')!s:.60} notification",
-            _size(message),
-            MAX_CHAT_MESSAGE_BYTES,
-        )
     # MCP-MSG-7: "A response above the size limit is replaced with a JSON-RPC error with code
     # -32603 in a conversation".
     return _error(
@@ -650,10 +633,3 @@ def oversize_error(message: Mapping[str, Any]) -> dict[str, Any]:
         INTERNAL_ERROR,
         "The response is larger than a SimpleX message can carry",
     )
-
-
-def _size(message: Mapping[str, Any]) -> int:
-    try:
-        return _wire.json_size(dict(message))
-    except (TypeError, ValueError):
-        return 0

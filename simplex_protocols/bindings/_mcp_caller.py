@@ -14,7 +14,6 @@ from typing import Any, Final, TypeGuard
 from mcp_types import (
     CLIENT_CAPABILITIES_META_KEY,
     CLIENT_INFO_META_KEY,
-    LOG_LEVEL_META_KEY,
     PROTOCOL_VERSION_META_KEY,
 )
 from mcp_types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
@@ -62,7 +61,6 @@ def build_request(
     client_capabilities: Mapping[str, Any] | None = None,
     client_info: Mapping[str, Any] | None = None,
     progress_token: str | int | None = None,
-    log_level: str | None = None,
 ) -> dict[str, Any]:
     """Build one MCP JSON-RPC request with its ``_meta`` envelope (MCP-MSG-1, MCP-VER-2).
 
@@ -78,15 +76,13 @@ def build_request(
             which MCP asks clients to include.
         progress_token: ``progressToken``: in a conversation the bot may then send
             ``notifications/progress`` replies before the response (MCP-MSG-3).
-        log_level: ``io.modelcontextprotocol/logLevel``: log messages of this level and above
-            come as ``notifications/message`` replies in a conversation.
 
     Returns:
         The request as a JSON object.
 
     Raises:
         CallFormatError: a value cannot go into a request (``bad_method``, ``bad_request_id``,
-            ``bad_revision``, ``bad_params``, ``bad_progress_token``, ``bad_log_level``).
+            ``bad_revision``, ``bad_params``, ``bad_progress_token``).
     """
     if not isinstance(method, str) or not method:
         raise CallFormatError("the method must be a non-empty string", code="bad_method")
@@ -104,8 +100,6 @@ def build_request(
         raise CallFormatError(
             "a progress token is a string or an integer", code="bad_progress_token"
         )
-    if log_level is not None and not isinstance(log_level, str):
-        raise CallFormatError("the log level must be a string", code="bad_log_level")
     body: dict[str, Any] = dict(params) if params is not None else {}
     given_meta = body.get("_meta")
     if given_meta is not None and not isinstance(given_meta, Mapping):
@@ -121,8 +115,6 @@ def build_request(
         meta[CLIENT_INFO_META_KEY] = dict(client_info)
     if progress_token is not None:
         meta["progressToken"] = progress_token
-    if log_level is not None:
-        meta[LOG_LEVEL_META_KEY] = log_level
     body["_meta"] = meta
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": body}
 

@@ -158,6 +158,11 @@ def acme(hooks: Hooks, *, subscriptions: bool = False) -> MCPServer[Any]:
     async def reserve(item: str, answer: Annotated[Confirm, Resolve(ask_confirm)]) -> str:
         return f"Reserved one {item}." if answer.confirm else "Nothing reserved."
 
+    @server.tool(description="Changes the tool list", structured_output=False)
+    async def poke(ctx: Context) -> str:
+        await ctx.notify_tools_changed()
+        return "poked"
+
     @server.tool(description="Fails", structured_output=False)
     async def broken() -> str:
         raise RuntimeError("secret internals")
@@ -712,6 +717,35 @@ async def test_subscriptions_listen_over_rpc_is_conversation_required(hooks: Hoo
 
 
 @pytest.mark.anyio
+async def test_subscriptions_listen_in_a_conversation_streams_until_cancelled(
+    hooks: Hooks,
+) -> None:
+    arrived: list[dict[str, Any]] = []
+    acknowledged, changed = anyio.Event(), anyio.Event()
+
+    async def emit(message: dict[str, Any]) -> None:
+        arrived.append(message)
+        (acknowledged if len(arrived) == 1 else changed).set()
+
+    listen = request("subscriptions/listen", {"notifications": {"toolsListChanged": True}}, rid=30)
+    async with MCPBinding(acme(hooks, subscriptions=True)) as binding:
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(binding.handle_chat, listen, ALICE, emit)
+                await acknowledged.wait()
+                assert binding.in_flight == 1
+                [poked] = await chat(binding, call("poke", rid=31), BOB)
+                assert text_of(poked) == "poked"
+                await changed.wait()
+                assert await chat(binding, cancelled(30), ALICE) == []
+    assert [m["method"] for m in arrived] == [
+        "notifications/subscriptions/acknowledged",
+        "notifications/tools/list_changed",
+    ]
+    assert not any(binding.is_final(listen, m) for m in arrived)
+
+
+@pytest.mark.anyio
 async def test_rpc_call_over_its_budget_is_cancelled_and_conversation_required(
     hooks: Hooks,
 ) -> None:
@@ -1028,6 +1062,8 @@ async def test_mcp_msg_7_oversize_notification_is_dropped_and_the_answer_goes_on
             in_group=True,
             oversize=binding.oversize_error,
         )
+        if reply.replaced and "method" in message:
+            return  # what the chat transport does: AMB-31, reading A
         sent.append(_wire.loads(reply.text))
 
     with anyio.fail_after(5):
@@ -1037,12 +1073,28 @@ async def test_mcp_msg_7_oversize_notification_is_dropped_and_the_answer_goes_on
     assert text_of(sent[1]) == "ok"
 
 
-def test_oversize_error_of_a_notification_raises(hooks: Hooks) -> None:
+def test_oversize_error_keeps_a_valid_id_only(hooks: Hooks) -> None:
     binding = MCPBinding(acme(hooks))
-    with pytest.raises(MessageTooLargeError):
-        binding.oversize_error({"jsonrpc": "2.0", "method": "notifications/progress"})
     assert binding.oversize_error({"jsonrpc": "2.0", "id": "a", "result": {}})["id"] == "a"
     assert binding.oversize_error({"jsonrpc": "2.0", "id": True, "result": {}})["id"] is None
+    note = binding.oversize_error({"jsonrpc": "2.0", "method": "notifications/progress"})
+    assert (note["id"], error_code(note)) == (None, -32603)
+
+
+@pytest.mark.anyio
+async def test_a_notification_the_transport_refuses_as_too_large_is_dropped(
+    binding: MCPBinding,
+) -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def emit(message: dict[str, Any]) -> None:
+        if "method" in message and len(_wire.dumps(message)) > MAX_CHAT_MESSAGE_BYTES:
+            raise MessageTooLargeError("reply", len(_wire.dumps(message)), MAX_CHAT_MESSAGE_BYTES)
+        sent.append(message)
+
+    with anyio.fail_after(5):
+        await binding.handle_chat(call("chatty", token="c"), ALICE, emit)
+    assert [m.get("method") for m in sent] == ["notifications/progress", None]
 
 
 def test_parse_errors_have_a_null_id(hooks: Hooks) -> None:

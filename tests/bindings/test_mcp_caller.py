@@ -85,7 +85,6 @@ def test_request_with_every_envelope_option() -> None:
         client_capabilities={"elicitation": {"form": {}}},
         client_info={"name": "simplex-call", "version": "0.1.0"},
         progress_token=7,
-        log_level="info",
     )
     assert req["id"] == "r-1"
     assert req["params"]["cursor"] == "c"
@@ -95,7 +94,6 @@ def test_request_with_every_envelope_option() -> None:
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
         "io.modelcontextprotocol/clientInfo": {"name": "simplex-call", "version": "0.1.0"},
-        "io.modelcontextprotocol/logLevel": "info",
     }
     assert params == {"cursor": "c", "_meta": {"traceparent": "00-ab", "progressToken": "old"}}
 
@@ -110,7 +108,6 @@ def test_request_with_every_envelope_option() -> None:
         ({"params": [1]}, "bad_params"),
         ({"params": {"_meta": 3}}, "bad_params"),
         ({"progress_token": False}, "bad_progress_token"),
-        ({"log_level": 3}, "bad_log_level"),
     ],
 )
 def test_request_that_cannot_be_built_is_refused(kwargs: dict[str, Any], code: str) -> None:
