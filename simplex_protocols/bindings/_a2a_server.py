@@ -31,6 +31,7 @@ from a2a.server.agent_execution import (
     SimpleRequestContextBuilder,
 )
 from a2a.server.context import ServerCallContext
+from a2a.server.jsonrpc_models import JSONParseError
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.request_handlers.response_helpers import build_error_response
 from a2a.server.routes.common import ServerCallContextBuilder
@@ -41,7 +42,6 @@ from a2a.utils.errors import (
     InternalError,
     InvalidParamsError,
     InvalidRequestError,
-    JSONParseError,
     PushNotificationNotSupportedError,
     TaskNotFoundError,
     VersionNotSupportedError,
@@ -838,7 +838,10 @@ class A2ABinding:
         try:
             _wire.loads(raw_request)
         except ValueError:
-            return _error(None, JSONParseError(message=f"Invalid JSON payload: {reason[:200]}"))
+            # The SDK's own JSON-RPC parse error, as its dispatcher answers bad JSON.
+            return build_error_response(
+                None, JSONParseError(message=f"Parse error: {reason[:200]}")
+            )
         return _error(None, InvalidRequestError(message=f"Invalid request: {reason[:200]}"))
 
     def oversize_error(self, message: Mapping[str, Any]) -> dict[str, Any]:

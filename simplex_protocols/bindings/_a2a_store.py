@@ -89,8 +89,8 @@ def task_database_url(database: str | os.PathLike[str]) -> str:
             f"the task database must be SQLite, PostgreSQL or MySQL, not {backend!r}",
             code="bad_database_url",
         )
-    url = url.set(drivername=f"{backend}+{driver or _ASYNC_DRIVERS[backend]}")
-    return url.render_as_string(hide_password=False)
+    # Only the scheme changes: the rest of the URL is kept as written.
+    return f"{backend}+{driver or _ASYNC_DRIVERS[backend]}://{text.split('://', 1)[1]}"
 
 
 def _create_engine(url: str) -> AsyncEngine:
