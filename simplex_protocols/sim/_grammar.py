@@ -238,6 +238,15 @@ COMMANDS: tuple[CommandSpec, ...] = tuple(
 )
 
 
+def _head(text: str) -> str:
+    return text.split(" ", 1)[0]
+
+
+_BY_HEAD: dict[str, tuple[CommandSpec, ...]] = {}
+for _spec_item in COMMANDS:
+    _BY_HEAD[_head(_spec_item.prefix)] = (*_BY_HEAD.get(_head(_spec_item.prefix), ()), _spec_item)
+
+
 def parse_command(command: str) -> ParsedCommand | str:
     """Match a command against the table.
 
@@ -245,7 +254,7 @@ def parse_command(command: str) -> ParsedCommand | str:
     command's prefix expects.
     """
     text = command.rstrip(" ")
-    for spec in COMMANDS:
+    for spec in _BY_HEAD.get(_head(text), ()):
         m = spec.regex.match(text)
         if m:
             return ParsedCommand(spec.handler, dict(m.groupdict()), spec.pattern)

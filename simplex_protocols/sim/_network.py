@@ -32,6 +32,7 @@ from ._store import Database
 if TYPE_CHECKING:
     from ._backend import SimBackend
     from ._core import SimCore
+    from ._service import ServiceCall
 
 __all__ = ["Delivery", "Faults", "LinkTarget", "NameRecord", "SimNetwork", "SimUser"]
 
@@ -336,7 +337,7 @@ class SimNetwork:
         self._waiters: list[anyio.Event] = []
         self._pumping = False
         self._router_turn = 0
-        self.service_calls: dict[str, Any] = {}
+        self.service_calls: dict[str, ServiceCall] = {}
 
     # ------------------------------------------------------------------ cores and users
 

@@ -148,13 +148,10 @@ class Receiver(ServiceCommands):
             reply_conn=d.src_agent or "",
             message=body.get("msg") if isinstance(body.get("msg"), dict) else None,
             request_shared_msg_id=body.get("msgSharedId"),
+            welcome_seen=bool(body.get("welcomeSeen")),
+            member_id=body["memberId"] if isinstance(body.get("memberId"), str) else None,
         )
         self.db.requests[req.contact_request_id] = req
-        req_extra: JSON = {
-            "welcomeSeen": bool(body.get("welcomeSeen")),
-            "memberId": body.get("memberId"),
-        }
-        self._request_extra[req.contact_request_id] = req_extra
         if "autoAccept" in link.settings:
             self.accept_any(user, req, None, announce=True)
             return
@@ -165,11 +162,6 @@ class Receiver(ServiceCommands):
                 "contactRequest": rec.user_contact_request(self.db, req),
             }
         )
-
-    @property
-    def _request_extra(self) -> dict[int, JSON]:
-        extra: dict[int, JSON] = self.__dict__.setdefault("_req_extra", {})
-        return extra
 
     def cmd_accept_contact(self, a: dict[str, str | None]) -> JSON:
         user = self.active_user()
@@ -195,13 +187,11 @@ class Receiver(ServiceCommands):
     ) -> ContactRow | GroupRow:
         """Accept a contact request; with ``announce``, report it as auto-accepted."""
         link = self.db.links[req.link_id]
-        extra = self._request_extra.pop(req.contact_request_id, {})
         self.db.requests.pop(req.contact_request_id, None)
         prow = self.db.profiles[req.profile_id]
-        welcome = link.settings.get("autoReply")
-        welcome = None if extra.get("welcomeSeen") else welcome
+        welcome = None if req.welcome_seen else link.settings.get("autoReply")
         if link.settings.get("businessAddress"):
-            return self._accept_business(user, link, req, prow, extra, welcome, announce)
+            return self._accept_business(user, link, req, prow, welcome, announce)
         conn = self.new_conn(
             user,
             "contact",
@@ -248,7 +238,6 @@ class Receiver(ServiceCommands):
         link: LinkRow,
         req: RequestRow,
         prow: Any,
-        extra: JSON,
         welcome: Any,
         announce: bool,
     ) -> GroupRow:
@@ -260,8 +249,7 @@ class Receiver(ServiceCommands):
             role="owner",
             status="creator",
         )
-        customer_id = extra.get("memberId") if isinstance(extra.get("memberId"), str) else None
-        customer_id = customer_id or self.random_id(12)
+        customer_id = req.member_id or self.random_id(12)
         g.business = {
             "chatType": "customer",
             "businessId": self.membership(g).member_id,

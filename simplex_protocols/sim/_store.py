@@ -241,6 +241,8 @@ class RequestRow:
     contact_id: int | None = None
     business_group_id: int | None = None
     request_shared_msg_id: str | None = None
+    welcome_seen: bool = False  # the requester showed the welcome from the link data
+    member_id: str | None = None  # a business request: the customer's member ID
 
 
 @dataclass
@@ -305,6 +307,7 @@ class Database:
     folders: dict[int, NoteFolderRow] = field(default_factory=dict)
     service_requests: dict[str, ServiceRequestRow] = field(default_factory=dict)
     active_user_id: int | None = None
+    _agent_index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     def next_id(self, table: str) -> int:
         """The next row ID of ``table`` (1, 2, 3, ...; never reused, as AUTOINCREMENT)."""
@@ -315,7 +318,7 @@ class Database:
     # ------------------------------------------------------------------ lookups
 
     def conn_by_agent_id(self, agent_conn_id: str) -> ConnRow | None:
-        index: dict[str, int] = self.__dict__.setdefault("_agent_index", {})
+        index = self._agent_index
         conn_id = index.get(agent_conn_id)
         conn = self.conns.get(conn_id) if conn_id is not None else None
         if conn is not None and conn.agent_conn_id == agent_conn_id:
