@@ -370,6 +370,9 @@ class A2ABinding:
         history_length: when set, the ``historyLength`` applied to SendMessage,
             SendStreamingMessage, GetTask and ListTasks requests that do not set it (a task's
             history holds every status message of the agent, and answers have a size limit).
+        interrupted_task_timeout_s: how long a task waiting for input or authorization keeps
+            its agent state in memory; a later message reloads it from the task store (the
+            SDK's ``interrupted_task_timeout``). ``None`` keeps it until the bot stops.
         populate_referred_tasks: pass the caller's own tasks named in
             ``referenceTaskIds`` to the agent (``RequestContext.related_tasks``).
         clock: the clock of the Service RPC budget (tests pass a ``ManualClock``).
@@ -377,7 +380,7 @@ class A2ABinding:
 
     Raises:
         BindingConfigError: ``bad_version`` (a version not Major.Minor, not 1.x, or none),
-            ``bad_address``, ``bad_database_url``, ``driver_missing``.
+            ``bad_address``, ``bad_database_url``, ``driver_missing``, ``bad_setting``.
     """
 
     def __init__(
@@ -391,6 +394,7 @@ class A2ABinding:
         extended_card: AgentCard | None = None,
         authenticate: Authenticate | None = None,
         history_length: int | None = None,
+        interrupted_task_timeout_s: float | None = 600.0,
         populate_referred_tasks: bool = False,
         clock: Clock | None = None,
         sdk_logger: logging.Logger | None = None,
@@ -409,6 +413,10 @@ class A2ABinding:
                 )
         if history_length is not None and history_length < 0:
             raise BindingConfigError("history_length cannot be negative", code="bad_setting")
+        if interrupted_task_timeout_s is not None and interrupted_task_timeout_s <= 0:
+            raise BindingConfigError(
+                "interrupted_task_timeout_s must be positive", code="bad_setting"
+            )
         route_a2a_sdk_logs(sdk_logger)
         self._versions = versions
         self._base_card = agent_card
@@ -425,6 +433,7 @@ class A2ABinding:
         self._store: StoreParts = open_store(database, _owner_of)
         self._executor = agent_executor
         self._populate_referred_tasks = populate_referred_tasks
+        self._interrupted_task_timeout_s = interrupted_task_timeout_s
         # Built on first use, so that an address set before then is on the card the SDK checks.
         self._handler: DefaultRequestHandler | None = None
         self._dispatcher: JsonRpcDispatcher | None = None
@@ -478,6 +487,7 @@ class A2ABinding:
                 ),
                 extended_agent_card=self._served_card,
                 extended_card_modifier=self._card_for,
+                interrupted_task_timeout=self._interrupted_task_timeout_s,
             )
             self._dispatcher = JsonRpcDispatcher(
                 self._handler, context_builder=_CallContextBuilder(self._versions)
@@ -587,6 +597,10 @@ class A2ABinding:
         body = without_service_parameters(request)  # A2A-SP-5
         if self._history_length is not None:
             body = self._with_history_length(body)
+        try:
+            _wire.dumps(body)
+        except (TypeError, ValueError):
+            return _error(rid, InvalidRequestError(message="The request is not JSON"))
         return body, call
 
     def _with_history_length(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -149,3 +149,30 @@ async def test_a_caller_without_a_key_is_refused() -> None:
         reply = await ask_one(binding, send("hi"), nobody)
         assert reply["error"]["code"] == -32603
         assert executor.callers == []
+
+
+@pytest.mark.requirement("A2A-AUTHZ-2")
+async def test_a2a_authz_2_referred_tasks_are_the_callers_own_only() -> None:
+    related: list[list[str]] = []
+
+    class Recorder(ScriptedExecutor):
+        async def execute(self, context: Any, event_queue: Any) -> None:
+            related.append([task.id for task in context.related_tasks])
+            await super().execute(context, event_queue)
+
+    async with A2ABinding(Recorder(), make_card(), populate_referred_tasks=True) as binding:
+        alices = (await ask_one(binding, send("a"), ALICE))["result"]["task"]
+        bobs = (await ask_one(binding, send("b"), BOB))["result"]["task"]
+        referring = send("c")
+        referring["params"]["message"]["referenceTaskIds"] = [alices["id"], bobs["id"]]
+        await ask_one(binding, referring, ALICE)
+        assert related[-1] == [alices["id"]]
+
+
+async def test_a_request_that_is_not_json_is_invalid_request() -> None:
+    async with served() as (binding, executor):
+        request = send("x")
+        request["params"]["metadata"] = {"n": float("nan")}
+        reply = await ask_one(binding, request, ALICE)
+        assert reply["error"]["code"] == -32600
+        assert executor.callers == []

@@ -141,3 +141,10 @@ def test_negative_history_length_refused() -> None:
     with pytest.raises(BindingConfigError) as info:
         A2ABinding(ScriptedExecutor(), make_card(), history_length=-1)
     assert info.value.code == "bad_setting"
+
+
+@pytest.mark.parametrize("seconds", [0, -1.0])
+def test_interrupted_task_timeout_must_be_positive(seconds: float) -> None:
+    with pytest.raises(BindingConfigError) as info:
+        A2ABinding(ScriptedExecutor(), make_card(), interrupted_task_timeout_s=seconds)
+    assert info.value.code == "bad_setting"
