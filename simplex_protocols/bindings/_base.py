@@ -135,7 +135,12 @@ class Binding(Protocol):
         ...
 
     def oversize_error(self, message: Mapping[str, Any]) -> dict[str, Any]:
-        """The protocol's replacement for a reply over the size limit (JSON-RPC -32603)."""
+        """The protocol's replacement for a reply over the size limit (JSON-RPC -32603).
+
+        In a conversation the transport calls it from inside ``emit`` (in the task that runs
+        ``handle_chat``), for the message being emitted: a binding may then end the answer
+        there (A2A ends a stream at a replaced item, AMB-31).
+        """
         ...
 
     def is_final(self, request: Mapping[str, Any], message: Mapping[str, Any]) -> bool:
