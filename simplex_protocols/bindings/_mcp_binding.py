@@ -377,18 +377,19 @@ class MCPBinding:
             return EnvelopeOutcome(CONVERSATION_REQUIRED, reason)
         dctx = self._dispatch_context(prepared, caller, sink=None)
         answer: dict[str, Any] | EnvelopeOutcome | None = None
+        if isinstance(self._clock, SystemClock):
+            with anyio.move_on_after(budget_s):
+                answer = await self._call_rpc(prepared, dctx)
+        else:
+            # Another clock (a ManualClock in tests): a watchdog sleeps on it.
+            async def watchdog(scope: anyio.CancelScope) -> None:
+                await self._clock.sleep(budget_s)
+                scope.cancel()
 
-        async def watchdog(scope: anyio.CancelScope) -> None:
-            await self._clock.sleep(budget_s)
-            scope.cancel()
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(watchdog, tg.cancel_scope)
-            try:
-                answer = await self._call(prepared, dctx, rpc=True)
-            except ConversationRequired as exc:
-                answer = EnvelopeOutcome(CONVERSATION_REQUIRED, exc.reason)
-            tg.cancel_scope.cancel()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(watchdog, tg.cancel_scope)
+                answer = await self._call_rpc(prepared, dctx)
+                tg.cancel_scope.cancel()
         if answer is None:
             # The call could not finish inside the Service RPC response window: it is
             # cancelled, and the requester is told to make it in a conversation, where it
@@ -520,6 +521,15 @@ class MCPBinding:
             result = self._discover_result(result)
         # MCP-MSG-4: the response has the request's id.
         return {"jsonrpc": "2.0", "id": prepared.request_id, "result": result}
+
+    async def _call_rpc(
+        self, prepared: _Prepared, dctx: _DispatchContext
+    ) -> dict[str, Any] | EnvelopeOutcome:
+        try:
+            return await self._call(prepared, dctx, rpc=True)
+        except ConversationRequired as exc:
+            # MCP-MSG-8: the tool said so while it ran (require_conversation).
+            return EnvelopeOutcome(CONVERSATION_REQUIRED, exc.reason)
 
     def _discover_result(self, result: dict[str, Any]) -> dict[str, Any]:
         # MCP-CAP-2: server/discover reports the revisions this binding serves and declares

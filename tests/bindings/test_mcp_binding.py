@@ -769,6 +769,17 @@ async def test_rpc_call_over_its_budget_is_cancelled_and_conversation_required(
 
 
 @pytest.mark.anyio
+async def test_rpc_budget_on_the_system_clock_is_a_deadline(
+    binding: MCPBinding, hooks: Hooks
+) -> None:
+    with anyio.fail_after(5):
+        outcome = await binding.handle_rpc(call("slow"), SIGNED, budget_s=0)
+    assert isinstance(outcome, EnvelopeOutcome)
+    assert outcome.code == "conversation_required"
+    assert hooks.finished == []
+
+
+@pytest.mark.anyio
 async def test_rpc_call_within_its_budget_is_answered(hooks: Hooks) -> None:
     clock = ManualClock()
     async with MCPBinding(acme(hooks), clock=clock) as binding:
