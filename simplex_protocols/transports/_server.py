@@ -52,6 +52,7 @@ class EventResponder:
         self._idle = anyio.Event()
         self._idle.set()
         self._closing = False
+        self._closing_at: float | None = None
         self._serving = False
         self._tg: anyio.abc.TaskGroup | None = None
         self._reader_scope: anyio.CancelScope | None = None
@@ -111,7 +112,7 @@ class EventResponder:
                         await self._read(task_status)
                     except CoreConnectionError as exc:
                         lost = exc
-                self._closing = True
+                self._close()
                 if lost is None:
                     await self._drain()
                 else:
@@ -137,11 +138,16 @@ class EventResponder:
             if grace_s < 0:
                 raise ValueError("grace_s cannot be negative")
             self.shutdown_grace_s = grace_s
-        self._closing = True
+        self._close()
         if self._reader_scope is not None:
             self._reader_scope.cancel()
         if self._serving:
             await self._stopped.wait()
+
+    def _close(self) -> None:
+        if not self._closing:
+            self._closing = True
+            self._closing_at = self.clock.now()
 
     async def _read(self, task_status: anyio.abc.TaskStatus[None]) -> None:
         started = False
@@ -181,11 +187,14 @@ class EventResponder:
                 self._idle.set()
 
     async def _drain(self) -> None:
-        if self._inflight and self.shutdown_grace_s > 0:
+        # The grace period counts from the shutdown request, on the responder's clock.
+        start = self._closing_at if self._closing_at is not None else self.clock.now()
+        deadline = start + self.shutdown_grace_s
+        if self._inflight and deadline > self.clock.now():
 
             async def idle() -> None:
                 await self._idle.wait()
 
-            await run_until(self.clock, self.clock.now() + self.shutdown_grace_s, idle)
+            await run_until(self.clock, deadline, idle)
         for scope in list(self._inflight):
             scope.cancel()
