@@ -167,7 +167,7 @@ class _InFlight:
 
 def _served_versions(versions: Iterable[str] | None) -> tuple[str, ...]:
     if versions is None:
-        # Newest first: ``versions`` is in the bot's order of preference (DECL-PROTO).
+        # Newest first: a declaration lists versions in the bot's order of preference.
         return tuple(reversed(MODERN_PROTOCOL_VERSIONS))
     chosen = tuple(versions)
     if not chosen:
@@ -317,8 +317,8 @@ class MCPBinding:
         """Answer ``/_call mcp <request>`` in a conversation.
 
         Notifications the server sends for the request (``notifications/progress`` when the
-        request has a progress token, log messages when it asked for them) are emitted first,
-        each as one reply (MCP-MSG-3); the JSON-RPC response ends the answer (MCP-MSG-2). A
+        request has a progress token, the events of ``subscriptions/listen``) are emitted
+        first, each as one reply (MCP-MSG-3); the JSON-RPC response ends the answer (MCP-MSG-2). A
         bad request is answered with its JSON-RPC error, never with an exception. A
         notification from the caller is acted on and answered with nothing (AMB-30):
         ``notifications/cancelled`` cancels that caller's request with the ``requestId``,
@@ -363,6 +363,10 @@ class MCPBinding:
         if not isinstance(request, Mapping):
             return _invalid_request(None)
         if "id" not in request:
+            try:
+                JSONRPCNotification.model_validate(request)
+            except ValidationError:
+                return _invalid_request(None)
             # AMB-30 (reading C): a Service RPC response has nothing to carry for it.
             return EnvelopeOutcome(
                 CONVERSATION_REQUIRED, "a notification has no response; send it in a conversation"

@@ -4,7 +4,6 @@ and time (the Service RPC budget) moves with a ManualClock."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -882,6 +881,7 @@ async def test_other_notifications_are_acted_on_without_a_reply(
 async def test_malformed_notification_is_invalid_request(any_binding: MCPBinding) -> None:
     [reply] = await chat(any_binding, {"jsonrpc": "2.0", "method": 7})
     assert (reply["id"], error_code(reply)) == (None, -32600)
+    assert await rpc(any_binding, {"jsonrpc": "2.0", "method": 7}) == reply
 
 
 # ---------------------------------------------------------------------------- input_required
@@ -1156,7 +1156,3 @@ def test_telemetry_can_be_switched_off(hooks: Hooks) -> None:
     server = lowlevel(hooks)
     MCPBinding(server, telemetry=False)
     assert [type(m).__name__ for m in server.middleware] == ["RequestStateBoundary"]
-
-
-def test_module_logs_under_the_package_name() -> None:
-    assert logging.getLogger("simplex_protocols.bindings.mcp") is not None
