@@ -157,8 +157,7 @@ COMMANDS: tuple[CommandSpec, ...] = tuple(
             "connect_prepared_contact",
         ),
         (
-            f"/_connect group #<groupId:int>{_INC}"
-            "[ contact=<viaContact:int> owner=<owner:word>][ text <text:text>][ json <msg:json>]",
+            f"/_connect group #<groupId:int>{_INC}[ text <text:text>][ json <msg:json>]",
             "connect_prepared_group",
         ),
         (f"/_connect contact <userId:int>{_INC} <contactId:int>", "connect_contact_via_address"),
