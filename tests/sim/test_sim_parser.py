@@ -1,0 +1,105 @@
+"""The simulated core's parser: every command string gets a response, never an exception."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from simplex_protocols._clock import ManualClock
+from simplex_protocols.sim import SimNetwork
+from simplex_protocols.sim._grammar import COMMANDS, parse_command
+
+_NETWORK = SimNetwork(seed=11, clock=ManualClock())
+_ALICE = _NETWORK.add_user("alice")
+_BOB = _NETWORK.add_user("bob")
+_LINK = _BOB.create_address(pq_ratchet=True)
+_ALICE.command(f"/_connect 1 {_LINK}")
+_GROUP = _ALICE.command('/_group 1 {"displayName":"g","fullName":""}')["groupInfo"]["groupId"]
+
+_HEADS = sorted({spec.pattern.split(" ", 1)[0].split("[", 1)[0] for spec in COMMANDS})
+_ARGS = st.sampled_from(
+    [
+        "1",
+        "2",
+        "3",
+        "0",
+        "-1",
+        "99999999999999999999",
+        "@3",
+        "#1",
+        f"#{_GROUP}",
+        "*1",
+        ":1",
+        "on",
+        "off",
+        "count=3",
+        "initial=2",
+        "around=1 count=0",
+        "json",
+        "text",
+        "hello",
+        "{}",
+        "[]",
+        '{"displayName":"x","fullName":""}',
+        '[{"msgContent":{"type":"text","text":"hi"}}]',
+        '[{"msgContent":{"type":"text","text":"hi"},"quotedItemId":"x"}]',
+        '{"protocol":"mcp","request":{}}',
+        '{"businessAddress":true,"serves":[1]}',
+        "member",
+        "owner",
+        "broadcast",
+        "full",
+        "notify=off",
+        "incognito=on",
+        "pq_ratchet=on",
+        "timeout=0.5",
+        "plan",
+        "contact",
+        "group",
+        _LINK,
+        "@bob.simplex",
+        "#chan.simplex",
+        "https://smp1.sim.test/a#AAAA",
+        '{"broken":',
+        "\u0000",
+        "é",
+    ]
+)
+
+
+def _check(response: dict[str, object]) -> None:
+    assert isinstance(response.get("type"), str)
+    if response["type"] == "chatCmdError":
+        error = response["chatError"]
+        assert isinstance(error, dict)
+        # a failing command is the core's error, never the simulator's own crash
+        assert error.get("errorType", {}).get("type") != "internalError", error
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=80))
+def test_any_text_gets_a_response(text: str) -> None:
+    _check(_ALICE.command(text))
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(_HEADS), st.lists(_ARGS, max_size=6))
+def test_commands_with_arbitrary_arguments_get_the_cores_errors(head: str, args: list[str]) -> None:
+    _check(_ALICE.command(" ".join([head, *args])))
+
+
+def test_every_pattern_has_a_handler() -> None:
+    core = _NETWORK.core("alice")
+    for spec in COMMANDS:
+        assert callable(getattr(core, "cmd_" + spec.handler, None)), spec.pattern
+
+
+def test_unknown_command_message_names_the_expected_syntax() -> None:
+    message = parse_command("/_send @1 nonsense")
+    assert isinstance(message, str)
+    assert message.startswith("Failed reading: /_send <ref:sendref>")
+    assert parse_command("/nope") == "Failed reading: unknown command '/nope'"
+    parsed = parse_command("/_get chat #12 count=5   ")
+    assert not isinstance(parsed, str)
+    assert parsed.handler == "get_chat"
+    assert parsed.args["ref"] == "#12"
