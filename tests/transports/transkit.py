@@ -346,3 +346,70 @@ class EchoBinding:
 
     def is_final(self, request: Mapping[str, Any], message: Mapping[str, Any]) -> bool:
         return jsonrpc_response_to(request.get("id", 0))(message)
+
+
+class ScriptedBackend:
+    """A core that answers each command with what ``handler(cmd)`` returns (``None``: never),
+    and delivers the events a test pushes."""
+
+    def __init__(self, handler: Callable[[str], JSON | None]) -> None:
+        self.handler = handler
+        self.commands: list[str] = []
+        self._frames: list[JSON] = []
+        self._wake = anyio.Event()
+        self._lost = False
+
+    @property
+    def description(self) -> str:
+        return "scripted"
+
+    async def connect(self) -> None:
+        self._lost = False
+
+    async def send_frame(self, frame: Mapping[str, Any]) -> None:
+        cmd = str(frame["cmd"])
+        self.commands.append(cmd)
+        resp = self.handler(cmd)
+        if resp is not None:
+            self._push({"corrId": frame["corrId"], "resp": resp})
+
+    def _push(self, frame: JSON) -> None:
+        self._frames.append(frame)
+        self._wake.set()
+
+    def event(self, event: JSON) -> None:
+        self._push({"resp": event})
+
+    def lose(self) -> None:
+        """The connection drops."""
+        self._lost = True
+        self._wake.set()
+
+    async def receive_frame(self) -> JSON:
+        from simplex_protocols.errors import CoreConnectionError
+
+        while not self._frames:
+            if self._lost:
+                raise CoreConnectionError("scripted: the connection was lost")
+            await self._wake.wait()
+            self._wake = anyio.Event()
+        return self._frames.pop(0)
+
+    async def aclose(self) -> None:
+        self._lost = True
+        self._wake.set()
+
+
+def chat_error(**tree: Any) -> JSON:
+    """``{"type": "chatCmdError", "chatError": tree}``."""
+    return {"type": "chatCmdError", "chatError": tree}
+
+
+def agent_error(inner: JSON) -> JSON:
+    return chat_error(type="errorAgent", agentError=inner, agentConnId="")
+
+
+def service_error(kind: str) -> JSON:
+    return agent_error(
+        {"type": "AGENT", "agentErr": {"type": "A_SERVICE", "serviceError": {"type": kind}}}
+    )
