@@ -293,6 +293,7 @@ class _SDKLogRouter(logging.Handler):
         "Failed to parse request params",
         "Failed to validate base JSON-RPC request",
         "Version mismatch",
+        "Validation failure",  # a capability the card does not declare (streaming, push)
     )
 
     def __init__(self, target: logging.Logger) -> None:

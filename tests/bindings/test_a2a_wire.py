@@ -433,7 +433,11 @@ async def test_client_errors_are_logged_at_debug_and_agent_failures_at_error(
                     binding, call("SendMessage", {"message": {"parts": "nope"}}), contact()
                 )
                 await ask_one(binding, call("NoSuchMethod", {}), contact())
-                client = [r for r in caplog.records if r.name.startswith("a2a.server.routes")]
+                await ask_one(
+                    binding, call("ListTaskPushNotificationConfigs", {"taskId": "t"}), contact()
+                )
+                await ask_one(binding, send("x", version="1.7"), contact())
+                client = [r for r in caplog.records if r.name.startswith("a2a.server.")]
                 assert client and all(
                     r.levelno == logging.DEBUG and r.exc_info is None for r in client
                 )
