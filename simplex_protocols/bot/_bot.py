@@ -6,8 +6,8 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -32,6 +32,7 @@ from simplex_protocols.declarations import (
 )
 from simplex_protocols.errors import BotConfigError, SimplexError
 
+from ._guard import GuardedBinding
 from ._logging import BOT_LOGGER, ContentLoggingBinding, log_call_record
 from ._setup import (
     AddressSetup,
@@ -459,7 +460,9 @@ class ResponderBot:
         async with open_core(option, db_prefix=str(self._data.file(_LIB_DB_PREFIX))) as opened:
             yield opened
 
-    async def _open_bindings(self, stack: AsyncExitStack) -> list[Binding]:
+    async def _open_bindings(
+        self, stack: AsyncExitStack, known_address: str | None
+    ) -> list[Binding]:
         bindings: list[Binding] = []
         versions = {name: decl.versions for name, decl in self._declarations.items()}
         if self._mcp is not None:
@@ -483,26 +486,32 @@ class ResponderBot:
             if isinstance(self._a2a, A2ABinding):
                 a2a_binding = self._a2a
             else:
-                a2a_binding = A2ABinding(
-                    self._a2a,
-                    self._agent_card if self._agent_card is not None else self._default_card(),
-                    versions=versions["a2a"],
-                    database=(
-                        self._task_database
-                        if self._task_database is not None
-                        else self._data.file(_A2A_DATABASE)
-                    ),
-                    clock=self._clock,
-                )
+                # The card lists the address from the last start until this start has set it
+                # up; on a first start it has none for a moment, which the SDK would log as a
+                # card without interfaces.
+                with _quiet_missing_interfaces():
+                    a2a_binding = A2ABinding(
+                        self._a2a,
+                        self._agent_card if self._agent_card is not None else self._default_card(),
+                        versions=versions["a2a"],
+                        address=known_address,
+                        database=(
+                            self._task_database
+                            if self._task_database is not None
+                            else self._data.file(_A2A_DATABASE)
+                        ),
+                        clock=self._clock,
+                    )
             self._a2a_binding = await stack.enter_async_context(a2a_binding)
             bindings.append(self._a2a_binding)
+        guarded: list[Binding] = [GuardedBinding(b) for b in bindings]
         if self._log_contents:
             logger.warning(
                 "%s logs the contents of requests and answers (log_contents=True)",
                 self.display_name,
             )
-            return [ContentLoggingBinding(b) for b in bindings]
-        return bindings
+            return [ContentLoggingBinding(b) for b in guarded]
+        return guarded
 
     def _default_card(self) -> AgentCard:
         from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard
@@ -542,7 +551,8 @@ class ResponderBot:
             user_id=saved_user if isinstance(saved_user, int) else None,
         )
         self._user_id = user_id = int(user["userId"])
-        bindings = await self._open_bindings(stack)
+        known = settings.get("address")
+        bindings = await self._open_bindings(stack, known if isinstance(known, str) else None)
         chat_protocols = self._declarations.protocols_for("chat")
         rpc_protocols = self._declarations.protocols_for("rpc")
         responders: list[Any] = []
@@ -731,6 +741,22 @@ class ResponderBot:
                             "%s: %s received again, cutting calls short", self.display_name, name
                         )
                         scope.cancel()
+
+
+class _DropMissingInterfaces(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "supported_interfaces" not in record.getMessage()
+
+
+@contextmanager
+def _quiet_missing_interfaces() -> Iterator[None]:
+    sdk_logger = logging.getLogger("a2a.utils.proto_utils")
+    quiet = _DropMissingInterfaces()
+    sdk_logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        sdk_logger.removeFilter(quiet)
 
 
 def _configure_logging() -> None:

@@ -258,6 +258,8 @@ class World:
         await self._stack.__aexit__(exc_type, exc, tb)
 
     async def caller(self, name: str) -> Caller:
+        """A new caller. Make callers outside a bot's ``serving`` block: their cores live as
+        long as the world."""
         user = self.network.add_user(name)
         core = await self._stack.enter_async_context(ChatCore(self.network.backend(name)))
         return Caller(self, name, core, user.user_id)
