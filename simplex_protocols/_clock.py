@@ -65,6 +65,7 @@ class ManualClock:
         self._now = start
         self._wall_offset = wall_start - start
         self._sleepers: list[tuple[float, int, anyio.Event]] = []
+        self._abandoned: set[int] = set()
         self._seq = itertools.count()
 
     def now(self) -> float:
@@ -78,13 +79,20 @@ class ManualClock:
             await anyio.lowlevel.checkpoint()
             return
         event = anyio.Event()
-        heapq.heappush(self._sleepers, (self._now + seconds, next(self._seq), event))
-        await event.wait()
+        seq = next(self._seq)
+        heapq.heappush(self._sleepers, (self._now + seconds, seq, event))
+        try:
+            await event.wait()
+        finally:
+            if not event.is_set():  # cancelled while sleeping: no longer waiting
+                self._abandoned.add(seq)
 
     @property
     def pending_sleepers(self) -> int:
         """How many sleeps are waiting (useful to wait until a task has started waiting)."""
-        return sum(1 for _, _, ev in self._sleepers if not ev.is_set())
+        return sum(
+            1 for _, seq, ev in self._sleepers if not ev.is_set() and seq not in self._abandoned
+        )
 
     async def advance(self, seconds: float) -> None:
         """Move time forward, waking every sleeper whose deadline has passed, in order."""
@@ -92,7 +100,10 @@ class ManualClock:
             raise ValueError("time cannot go backwards")
         target = self._now + seconds
         while self._sleepers and self._sleepers[0][0] <= target:
-            deadline, _, event = heapq.heappop(self._sleepers)
+            deadline, seq, event = heapq.heappop(self._sleepers)
+            if seq in self._abandoned:
+                self._abandoned.discard(seq)
+                continue
             self._now = max(self._now, deadline)
             event.set()
             # Let the woken task run before waking later sleepers, so that chains of sleeps

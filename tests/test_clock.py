@@ -62,3 +62,17 @@ def test_wall_moves_with_now() -> None:
 async def test_time_cannot_go_backwards() -> None:
     with pytest.raises(ValueError, match="backwards"):
         await ManualClock().advance(-1)
+
+
+@pytest.mark.anyio
+async def test_cancelled_sleeps_are_not_pending() -> None:
+    clock = ManualClock()
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(clock.sleep, 10)
+            while clock.pending_sleepers < 1:
+                await anyio.lowlevel.checkpoint()
+            tg.cancel_scope.cancel()
+    assert clock.pending_sleepers == 0
+    await clock.advance(20)
+    assert clock.now() == 20
