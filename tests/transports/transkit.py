@@ -190,9 +190,10 @@ class Net:
         await peer.cmd(f"/_address_settings {peer.user_id} {dumps(settings)}")
         return str(created["connLinkContact"]["connShortLink"])
 
-    async def connect(self, a: Peer, b: Peer) -> tuple[int, int]:
-        """``a`` connects to ``b``'s new address; returns (b's contact ID at a, a's at b)."""
-        link = await self.address(b)
+    async def connect(self, a: Peer, b: Peer, link: str | None = None) -> tuple[int, int]:
+        """``a`` connects to ``b``'s address (``link``, or a new one); returns (b's contact ID
+        at a, a's at b)."""
+        link = link if link is not None else await self.address(b)
         await a.cmd(f"/_connect {a.user_id} {link}")
         ea = await a.event("contactConnected")
         eb = await b.event(
