@@ -483,9 +483,22 @@ class Agent:
                 action.chat = f"#{group_id}"
                 self._mark_connected(action)
 
+    def _connect_collector(self, action: Action) -> ChatCollector | None:
+        """The collection of a connect's chat, from the moment the chat is known."""
+        collector = action.extra.get("collector")
+        if isinstance(collector, ChatCollector):
+            return collector
+        if action.chat is None:
+            return None
+        collector = ChatCollector(action.chat, self.clock, keep=MAX_KEPT_RESPONSES)
+        action.extra["collector"] = collector
+        self._collect(collector)
+        return collector
+
     def _mark_connected(self, action: Action) -> None:
         if action.connected:
             return
+        self._connect_collector(action)
         action.connected = True
         action.extra["connected_at"] = self.clock.now()
         action.notify()
@@ -1237,8 +1250,8 @@ class Agent:
         started = action.extra.get("approved_at")
         start = started if isinstance(started, float) and not attached_done else self.clock.now()
         deadline = start + wait_s
-        collector = ChatCollector(chat, self.clock, keep=MAX_KEPT_RESPONSES)
-        self._collect(collector)
+        collector = self._connect_collector(action)
+        assert collector is not None
         try:
             chat_info = await self._chat_info(chat) or {}
             own = await self._own_name(chat, chat_info)
@@ -1291,8 +1304,7 @@ class Agent:
             if unread:
                 await self._read(chat, unread)
         finally:
-            self._uncollect(collector)
-        self._forget(action)
+            self._forget(action)
         return result
 
     async def _snapshot(self, chat: str, count: int) -> list[Mapping[str, Any]]:
@@ -1392,6 +1404,7 @@ class Agent:
             action.chat = f"@{conn['contact']}"
         elif "group" in conn:
             action.chat = f"#{conn['group']}"
+        self._connect_collector(action)
         if action.chat is not None and not action.connected:
             chat_info = await self._chat_info(action.chat)
             if kind == "contactAlreadyExists" or (

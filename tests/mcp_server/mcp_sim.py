@@ -27,7 +27,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_server.cli import ServeOptions
 from mcp_server.log import Log
 from mcp_server.serve import ServerInfo, serve
-from simplex_protocols._clock import Clock
+from simplex_protocols._clock import Clock, ManualClock
 from simplex_protocols.core import ChatCore
 from simplex_protocols.sim import SimNetwork, SimUser
 
@@ -349,3 +349,121 @@ async def agent_server(
 
 def join_link(log: LogLines) -> str:
     return next(line for line in log.lines if line.startswith("https://"))
+
+
+# ----------------------------------------------------------------------------- the world
+
+DIRECTORY_COMMANDS = [
+    {"type": "command", "keyword": "new", "label": "Add a group to the directory"},
+    {"type": "command", "keyword": "help", "label": "How to use the directory"},
+    {"type": "command", "keyword": "list", "label": "Your groups"},
+    {
+        "type": "menu",
+        "label": "Group settings",
+        "commands": [
+            {"type": "command", "keyword": "role", "label": "Member role", "params": "<ID>"}
+        ],
+    },
+]
+
+
+def directory_answer(text: str) -> list[str]:
+    """The directory bot: /help explains, any other text is a search with three results."""
+    if text.startswith("/help"):
+        return ["Send a search to find groups, channels, businesses and bots."]
+    return [f"Found: {text} {n}" for n in (1, 2, 3)]
+
+
+def vendor_answer(text: str) -> list[str]:
+    """Ridgeline's bot answers each message once."""
+    if "trail shoes" in text:
+        return ["Yes: Talus Trail, $139, size 44 in stock."]
+    if "waterproof" in text:
+        return ["The Talus Trail has a waterproof membrane."]
+    if "discount" in text:
+        return ["10% off the second pair."]
+    return ["Thanks!"]
+
+
+@dataclass
+class World:
+    """The simulated network with the owner, the directory, a vendor, a channel and the agent."""
+
+    network: SimNetwork
+    clock: ManualClock
+    owner: Owner
+    directory: Bot
+    vendor: Bot
+    vendor_link: str
+    channel: Peer
+    channel_group: int
+    server: Running
+
+    async def setup_owner(self) -> None:
+        """The owner joins by the printed link and becomes an owner."""
+        await self.owner.join(join_link(self.server.log))
+        await self.owner.wait_message(
+            lambda t: t == "I'm your agent. I ask here before I connect or send."
+        )
+        await self.server.log.wait_line(
+            lambda line: line == "Alice joined (member 2) and is now an owner. The link is deleted."
+        )
+
+    async def post_to_channel(self, text: str) -> int:
+        return await self.channel.send_text(f"#{self.channel_group}", text)
+
+
+@asynccontextmanager
+async def world(
+    tmp_path: Path, *, expire_hours: int = 23, mode: str = "2026-07-28"
+) -> AsyncIterator[World]:
+    """Build the world, start every scripted user and the agent's server."""
+    clock = ManualClock()
+    network = SimNetwork(seed=7, clock=clock)
+    alice = Owner(network, network.add_user("alice", display_name="Alice", peer_type="human"))
+    directory_user = network.add_user(
+        "directory",
+        display_name="SimpleX Directory",
+        peer_type="bot",
+        preferences={"commands": DIRECTORY_COMMANDS},
+        short_descr="Find groups, channels, businesses and bots.",
+    )
+    directory_user.create_address(welcome="Welcome to the directory! Send a search.")
+    network.register_name("@directory.simplex", directory_user, "contact")
+    directory = Bot(network, directory_user, directory_answer)
+    vendor_user = network.add_user("ridgeline", display_name="Ridgeline", peer_type="business")
+    vendor_link = vendor_user.create_address(business=True)
+    vendor = Bot(network, vendor_user, vendor_answer)
+    news_user = network.add_user("news", display_name="Ridgeline Team", peer_type="human")
+    created = news_user.command(
+        f"/_public group {news_user.user_id} "
+        + json.dumps(
+            {
+                "displayName": "Ridgeline News",
+                "fullName": "",
+                "shortDescr": "New shoes first.",
+                "groupPreferences": {"history": {"enable": "on"}},
+            }
+        )
+    )
+    channel_group = int(created["groupInfo"]["groupId"])
+    network.register_name("#ridgeline.simplex", news_user, "publicGroup", group_id=channel_group)
+    channel = Peer(network, news_user)
+    async with anyio.create_task_group() as tg, AsyncExitStack() as stack:
+        for peer in (alice, directory, vendor, channel):
+            await peer.start(stack, tg)
+        async with agent_server(
+            network, tmp_path / "agent", clock=clock, expire_hours=expire_hours, mode=mode
+        ) as server:
+            yield World(
+                network,
+                clock,
+                alice,
+                directory,
+                vendor,
+                vendor_link,
+                channel,
+                channel_group,
+                server,
+            )
+        tg.cancel_scope.cancel()

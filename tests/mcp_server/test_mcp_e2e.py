@@ -7,91 +7,12 @@ lost result, peer text, alias.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
-import anyio.abc
 import pytest
-from mcp_sim import (
-    Bot,
-    Owner,
-    Running,
-    agent_server,
-    join_link,
-    result_text,
-    structured,
-    text_of_item,
-)
-
-from simplex_protocols._clock import ManualClock
-from simplex_protocols.sim import SimNetwork
-
-DIRECTORY_COMMANDS = [
-    {"type": "command", "keyword": "new", "label": "Add a group to the directory"},
-    {"type": "command", "keyword": "help", "label": "How to use the directory"},
-    {"type": "command", "keyword": "list", "label": "Your groups"},
-    {
-        "type": "menu",
-        "label": "Group settings",
-        "commands": [
-            {"type": "command", "keyword": "role", "label": "Member role", "params": "<ID>"}
-        ],
-    },
-]
-
-
-def directory_answer(text: str) -> list[str]:
-    if text.startswith("/help"):
-        return ["Send a search to find groups, channels, businesses and bots."]
-    return [f"Found: {text} {n}" for n in (1, 2, 3)]
-
-
-@dataclass
-class World:
-    network: SimNetwork
-    clock: ManualClock
-    owner: Owner
-    directory: Bot
-    server: Running
-
-
-@asynccontextmanager
-async def world(tmp_path: Path, *, expire_hours: int = 23) -> AsyncIterator[World]:
-    clock = ManualClock()
-    network = SimNetwork(seed=7, clock=clock)
-    alice = Owner(network, network.add_user("alice", display_name="Alice", peer_type="human"))
-    directory_user = network.add_user(
-        "directory",
-        display_name="SimpleX Directory",
-        peer_type="bot",
-        preferences={"commands": DIRECTORY_COMMANDS},
-        short_descr="Find groups, channels, businesses and bots.",
-    )
-    directory_user.create_address(welcome="Welcome to the directory! Send a search.")
-    network.register_name("@directory.simplex", directory_user, "contact")
-    directory = Bot(network, directory_user, directory_answer)
-    async with anyio.create_task_group() as tg, AsyncExitStack() as stack:
-        await alice.start(stack, tg)
-        await directory.start(stack, tg)
-        async with agent_server(
-            network, tmp_path / "agent", clock=clock, expire_hours=expire_hours
-        ) as server:
-            yield World(network, clock, alice, directory, server)
-        tg.cancel_scope.cancel()
-
-
-async def setup_owner(w: World) -> None:
-    await w.owner.join(join_link(w.server.log))
-    await w.owner.wait_message(
-        lambda t: t == "I'm your agent. I ask here before I connect or send."
-    )
-    await w.server.log.wait_line(
-        lambda line: line == "Alice joined (member 2) and is now an owner. The link is deleted."
-    )
+from mcp_sim import result_text, structured, text_of_item, world
 
 
 @pytest.mark.anyio
@@ -109,7 +30,7 @@ async def test_setup_owner_joins_gets_the_greeting_and_the_register_hint(tmp_pat
                 log.lines[4]
                 == "Join the agent control chat in the SimpleX app. The link works once:"
             )
-            await setup_owner(w)
+            await w.setup_owner()
             index = log.lines.index(
                 "Alice joined (member 2) and is now an owner. The link is deleted."
             )
@@ -127,7 +48,7 @@ async def test_setup_owner_joins_gets_the_greeting_and_the_register_hint(tmp_pat
 async def test_directory_search_connect_card_approve_send_and_responses(tmp_path: Path) -> None:
     with anyio.fail_after(30):
         async with world(tmp_path) as w:
-            await setup_owner(w)
+            await w.setup_owner()
             server, owner = w.server, w.owner
             async with anyio.create_task_group() as tg:
                 results: dict[str, dict[str, Any]] = {}
@@ -225,7 +146,7 @@ async def test_directory_search_connect_card_approve_send_and_responses(tmp_path
 async def test_the_20_digit_alias_of_the_control_chat_is_refused(tmp_path: Path) -> None:
     with anyio.fail_after(20):
         async with world(tmp_path) as w:
-            await setup_owner(w)
+            await w.setup_owner()
             control = w.server.info.agent.control
             assert control is not None
             control_id = control.group_id
