@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 import anyio
+import anyio.abc
 import pytest
 from simkit import WAIT_S, Client, World, text_item
 from websockets.asyncio.client import connect
@@ -298,3 +299,71 @@ async def test_simplex_sim_serve_console_script() -> None:
         with anyio.fail_after(WAIT_S * 2):
             code = await proc.wait()
         assert code == 0
+
+
+async def _first_line(proc: anyio.abc.Process) -> str:
+    assert proc.stdout is not None
+    buffer = b""
+    with anyio.fail_after(WAIT_S * 2):
+        while b"\n" not in buffer:
+            buffer += await proc.stdout.receive()
+    return buffer.split(b"\n", 1)[0].decode()
+
+
+async def test_serve_keeps_the_network_in_its_state_file(tmp_path: Any) -> None:
+    script = os.path.join(os.path.dirname(sys.executable), "simplex-sim")
+    state = tmp_path / "state.json"
+    args = [script, "serve", "--port", "0", "--state", str(state)]
+    async with await anyio.open_process(args) as proc:
+        url = (await _first_line(proc)).rsplit(" ", 1)[-1]
+        async with connect(url + "/carol") as ws:
+            await ws.send(
+                dumps(
+                    {
+                        "corrId": "1",
+                        "cmd": '/_create user {"profile":{"displayName":"carol","fullName":""},"pastTimestamp":false}',
+                    }
+                )
+            )
+            assert loads(await ws.recv())["resp"]["type"] == "activeUser"
+        proc.send_signal(signal.SIGTERM)
+        with anyio.fail_after(WAIT_S * 2):
+            assert await proc.wait() == 0
+    assert state.exists()
+    async with await anyio.open_process(args) as proc:
+        url = (await _first_line(proc)).rsplit(" ", 1)[-1]
+        async with connect(url + "/carol") as ws:
+            await ws.send(dumps({"corrId": "2", "cmd": "/user"}))
+            frame = loads(await ws.recv())
+        assert frame["resp"]["user"]["localDisplayName"] == "carol"
+        proc.send_signal(signal.SIGTERM)
+        with anyio.fail_after(WAIT_S * 2):
+            assert await proc.wait() == 0
+
+
+def test_cli_help_and_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    from simplex_protocols.cli.sim import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "not SimpleX" in out and "serve" in out
+    with pytest.raises(SystemExit) as exc:
+        main(["serve", "--help"])
+    assert exc.value.code == 0
+    assert "ws://127.0.0.1:PORT/NAME" in capsys.readouterr().out
+    assert main([]) == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["serve", "--port", "70000"])
+    assert exc.value.code == 2
+    assert "a port is 0 to 65535" in capsys.readouterr().err
+
+
+def test_cli_refuses_a_bad_state_file(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from simplex_protocols.cli.sim import main
+
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]", encoding="utf-8")
+    assert main(["serve", "--state", str(bad)]) == 1
+    assert "not a simplex-sim state file" in capsys.readouterr().err
