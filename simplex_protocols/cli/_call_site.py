@@ -7,6 +7,7 @@ anything but the loopback interface.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -39,6 +40,15 @@ class SiteRequest:
 
 
 Handler = Callable[[BaseHTTPRequestHandler], None]
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        # A client that closes a kept-alive connection is not an error worth a traceback.
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError | TimeoutError):
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 class LocalSite:
@@ -97,7 +107,7 @@ class LocalSite:
             def log_message(self, format: str, *args: object) -> None:
                 return
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._port = int(self._server.server_address[1])
         self._thread = threading.Thread(

@@ -1,12 +1,135 @@
-"""simplex-call: call MCP and A2A bots over SimpleX (placeholder entry until the CLI lands)."""
+"""simplex-call: call MCP tools and A2A agents of SimpleX bots, and find them on websites.
+
+Commands::
+
+    simplex-call TARGET METHOD [ARGS]     call a bot (MCP or A2A, Service RPC or a conversation)
+    simplex-call plan TARGET              what a link or name declares, without connecting
+    simplex-call discover URL             the addresses a website publishes, with declarations
+    simplex-call demo                     an offline tour over a simulated network
+
+``simplex-call --help`` lists every option and the exit statuses (``docs/simplex-call.md``).
+
+From Python, :func:`main` takes the arguments and, for tests and embedding, the simulated
+network that ``--core sim:NAME`` uses and the streams to write to; :func:`run` is the same as a
+coroutine, for callers already inside an event loop (for example a test that runs a bot).
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, TextIO
+
+import anyio
+
+from ._call_args import CLIError, ExitCode, parse_command_line
+from ._call_console import Console
+from ._call_errors import failure_of
+from ._call_run import report_failure, run_call, run_discover, run_plan
+from ._call_session import Environment
+
+if TYPE_CHECKING:
+    from simplex_protocols.sim import SimNetwork
+
+__all__ = ["ExitCode", "main", "run"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``simplex-call``."""
-    args = sys.argv[1:] if argv is None else argv
-    print(f"simplex-call is not built yet (got {args!r})", file=sys.stderr)
-    return 64
+async def run(
+    argv: Sequence[str],
+    *,
+    network: SimNetwork | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    stdin: TextIO | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> int:
+    """Run simplex-call with ``argv`` (without the program name) and return its exit status.
+
+    Args:
+        argv: the arguments.
+        network: the simulated network for ``--core sim:NAME``; the process-wide default
+            network when ``None``.
+        stdout: where results go (default ``sys.stdout``).
+        stderr: where notes, errors and progress go (default ``sys.stderr``).
+        stdin: where ``@-`` arguments are read from (default ``sys.stdin``).
+        environ: environment variables (default ``os.environ``).
+
+    Never raises for a failure of the command: each ends in an exit status and a message.
+    """
+    out = stdout if stdout is not None else sys.stdout
+    err = stderr if stderr is not None else sys.stderr
+    env = Environment(
+        environ=dict(environ) if environ is not None else dict(os.environ),
+        network=network,
+        stdin=stdin,
+    )
+    try:
+        invocation = parse_command_line(list(argv))
+    except CLIError as exc:
+        console = Console(out, err, json_mode="--json" in argv, progress=False)
+        return report_failure(console, failure_of(exc))
+    if invocation.help_text is not None:
+        out.write(invocation.help_text)
+        out.flush()
+        return int(ExitCode.OK)
+    options = invocation.options
+    console = Console(
+        out,
+        err,
+        json_mode=bool(getattr(options, "json", False)),
+        progress=getattr(options, "progress", None),
+    )
+    try:
+        if invocation.command == "plan":
+            return await run_plan(options, console, env)
+        if invocation.command == "discover":
+            return await run_discover(options, console, env)
+        if invocation.command == "demo":
+            from ._call_demo import run_demo
+
+            return await run_demo(options, console, env)
+        return await run_call(options, console, env)
+    except Exception as exc:
+        return report_failure(console, failure_of(_unwrap(exc)))
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    network: SimNetwork | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    stdin: TextIO | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> int:
+    """Entry point of ``simplex-call``: :func:`run` in a new event loop.
+
+    Returns the exit status (the console script exits with it). Ctrl-C gives 130.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return anyio.run(
+            lambda: run(
+                args,
+                network=network,
+                stdout=stdout,
+                stderr=stderr,
+                stdin=stdin,
+                environ=environ,
+            ),
+            backend="asyncio",
+        )
+    except KeyboardInterrupt:
+        (stderr if stderr is not None else sys.stderr).write("simplex-call: interrupted\n")
+        return int(ExitCode.INTERRUPTED)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,973 @@
+"""The commands of simplex-call: a call, ``plan``, ``discover``.
+
+A call goes: TARGET (link, name or website) → the address's plan (its declarations, read
+from the link data without connecting) → the protocol, its version and the transport → the
+request, built by the binding's caller-side helpers → Service RPC (``/_service_request``) or a
+conversation (connect to the address, or reuse the contact, then ``/_call``) → the answer,
+shown as readable text or one JSON object, with an exit status that says how it went.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import anyio
+
+from simplex_protocols import __version__
+from simplex_protocols.chat_call import Reply
+from simplex_protocols.core import ContactRef, GroupRef, event_type
+from simplex_protocols.declarations import ProtocolDeclaration
+from simplex_protocols.discovery import (
+    AddressPlan,
+    DiscoveryLimits,
+    WebsiteAddress,
+    WebsiteDiscovery,
+    discover_website,
+    plan_address,
+)
+from simplex_protocols.errors import (
+    CallTimeoutError,
+    ConversationRequiredError,
+    CoreError,
+    LinkError,
+)
+from simplex_protocols.links import LinkKind, parse_simplex_link, parse_simplex_target
+from simplex_protocols.rpc import KeyStore
+
+from ._call_args import CLIError, ExitCode, parse_call_arguments
+from ._call_console import Console
+from ._call_errors import Failure, exit_for_jsonrpc_error
+from ._call_render import render_a2a, render_discovery, render_mcp, render_plan
+from ._call_session import Environment, Session, key_folder, link_data_of, open_session
+
+__all__ = [
+    "CallOutcome",
+    "CallSpec",
+    "classify_target",
+    "perform_call",
+    "render_call",
+    "report_failure",
+    "run_call",
+    "run_discover",
+    "run_plan",
+]
+
+#: The JSON-RPC id of every request simplex-call sends (one request per connection or call).
+REQUEST_ID: Final = 1
+PROGRESS_TOKEN: Final = "simplex-call-1"
+CLIENT_INFO: Final = {"name": "simplex-call", "version": __version__}
+
+_A2A_SEND_KEYS: Final = frozenset(
+    {"text", "contextId", "taskId", "returnImmediately", "historyLength", "messageId"}
+)
+_FAILED_TASK_STATES: Final = frozenset(
+    {"TASK_STATE_FAILED", "TASK_STATE_REJECTED", "TASK_STATE_CANCELED"}
+)
+
+
+# --------------------------------------------------------------------------- targets
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What TARGET names: a SimpleX link or name, or a website."""
+
+    text: str
+    website: str | None = None
+
+
+def classify_target(text: str) -> Target:
+    """A SimpleX link or name, or a website URL (``https://`` added to a bare host).
+
+    Raises:
+        CLIError: ``USAGE`` for anything else.
+    """
+    value = text.strip()
+    if not value:
+        raise CLIError(ExitCode.USAGE, "TARGET is empty")
+    if value.startswith(("@", "#", "simplex:")):
+        parse_simplex_target(value)  # LinkError → 64
+        return Target(value)
+    try:
+        parse_simplex_link(value)
+        return Target(value)
+    except LinkError:
+        pass
+    if value.startswith(("https://", "http://")):
+        return Target(value, website=value)
+    if "://" not in value and "." in value and not any(c.isspace() for c in value):
+        host = value.split("/", 1)[0].lower()
+        if host.endswith((".simplex", ".testing")):
+            raise CLIError(
+                ExitCode.USAGE,
+                f"{value!r} looks like a SimpleX name without @ or #",
+                hint=f"write @{value} for a contact address",
+            )
+        return Target(value, website=value)
+    raise CLIError(
+        ExitCode.USAGE,
+        f"{value!r} is not a SimpleX link, a SimpleX name or a website",
+        hint="TARGET is a contact address link, @name.simplex, or https://example.com",
+    )
+
+
+# --------------------------------------------------------------------------- requests
+
+
+@dataclass
+class CallSpec:
+    """A call to make: where, which protocol and method, with what."""
+
+    protocol: str
+    method: str
+    request: dict[str, Any]
+    version: str
+    transport: str
+    signed: bool = False
+    one_shot: bool = True
+
+
+def method_protocol(method: str) -> str | None:
+    """The protocol a METHOD belongs to: MCP methods are ``group/name`` (or ``tool``), A2A
+    methods are CamelCase."""
+    if method == "tool" or "/" in method or method == "ping":
+        return "mcp"
+    if method[:1].isupper():
+        return "a2a"
+    return None
+
+
+def _mcp_params(method: str, tokens: list[str], env: Environment) -> tuple[str, dict[str, Any]]:
+    if method == "tool":
+        if not tokens or "=" in tokens[0] or tokens[0].startswith(("{", "@")):
+            raise CLIError(
+                ExitCode.USAGE, "`tool` needs the tool's name: tool NAME [key=value ...]"
+            )
+        arguments = parse_call_arguments(tokens[1:], stdin=env.stdin)
+        return "tools/call", {"name": tokens[0], "arguments": arguments}
+    args = parse_call_arguments(tokens, stdin=env.stdin)
+    if method == "tools/call" and "arguments" not in args:
+        name = args.pop("name", None)
+        if not isinstance(name, str) or not name:
+            raise CLIError(ExitCode.USAGE, "tools/call needs name=TOOL (or use `tool NAME`)")
+        return method, {"name": name, "arguments": args}
+    return method, args
+
+
+def build_mcp_request(
+    method: str, tokens: list[str], version: str, transport: str, env: Environment
+) -> dict[str, Any]:
+    """The MCP request, built with the binding's caller-side helper."""
+    from simplex_protocols.bindings.mcp import build_request
+
+    mcp_method, params = _mcp_params(method, tokens, env)
+    return build_request(
+        mcp_method,
+        params,
+        request_id=REQUEST_ID,
+        revision=version,
+        client_info=CLIENT_INFO,
+        # In a conversation the bot may report progress before the response (MCP-MSG-3).
+        progress_token=PROGRESS_TOKEN if transport == "chat" else None,
+    )
+
+
+def _text_or_none(value: Any, key: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str) and value:
+        return value
+    raise CLIError(ExitCode.USAGE, f"{key}= must be text")
+
+
+def build_a2a_request(
+    method: str, tokens: list[str], version: str, env: Environment
+) -> tuple[dict[str, Any], bool]:
+    """The A2A request, built with the binding's caller-side helpers, and whether Service RPC
+    can answer it (only a one-shot SendMessage, A2A-RPC-1)."""
+    from simplex_protocols.bindings.a2a import build_a2a_request as build_any
+    from simplex_protocols.bindings.a2a import build_send_message
+
+    args = parse_call_arguments(tokens, stdin=env.stdin)
+    if method in ("SendMessage", "SendStreamingMessage") and "message" not in args:
+        unknown = sorted(set(args) - _A2A_SEND_KEYS)
+        if unknown:
+            raise CLIError(
+                ExitCode.USAGE,
+                f"unknown argument {unknown[0]!r} for {method}",
+                hint="use text=, contextId=, taskId=, returnImmediately=, historyLength=, "
+                "or a whole message={...}",
+            )
+        text = args.get("text")
+        if not isinstance(text, str) or not text:
+            text = None if text is None else str(text) if isinstance(text, int | float) else None
+        if text is None:
+            raise CLIError(ExitCode.USAGE, f"{method} needs text=TEXT (or a whole message={{...}})")
+        history = args.get("historyLength")
+        if history is not None and (not isinstance(history, int) or isinstance(history, bool)):
+            raise CLIError(ExitCode.USAGE, "historyLength= must be a whole number")
+        context_id = _text_or_none(args.get("contextId"), "contextId")
+        task_id = _text_or_none(args.get("taskId"), "taskId")
+        immediately = args.get("returnImmediately") is True
+        request = build_send_message(
+            text,
+            request_id=REQUEST_ID,
+            streaming=method == "SendStreamingMessage",
+            message_id=_text_or_none(args.get("messageId"), "messageId"),
+            context_id=context_id,
+            task_id=task_id,
+            return_immediately=immediately,
+            history_length=history,
+            version=version,
+        )
+        one_shot = method == "SendMessage" and not (context_id or task_id or immediately)
+        return request, one_shot
+    request = build_any(method, args, request_id=REQUEST_ID, version=version)
+    one_shot = False
+    if method == "SendMessage":
+        message = args.get("message")
+        config = args.get("configuration")
+        one_shot = (
+            isinstance(message, Mapping)
+            and not message.get("contextId")
+            and not message.get("taskId")
+            and not (isinstance(config, Mapping) and config.get("returnImmediately") is True)
+        )
+    return request, one_shot
+
+
+def choose_protocol(requested: str | None, method: str, plan: AddressPlan) -> str:
+    """The protocol of the call.
+
+    Raises:
+        CLIError: the method belongs to another protocol than ``--protocol`` (64); the target
+            declares neither MCP nor A2A and no protocol was given (66); it declares both and
+            the method says nothing (64).
+    """
+    implied = method_protocol(method)
+    if requested is not None and implied is not None and requested != implied:
+        raise CLIError(
+            ExitCode.USAGE, f"{method} is not a method of {requested} (it looks like {implied})"
+        )
+    if requested is not None:
+        return requested
+    if implied is not None:
+        return implied
+    served = [p for p in ("mcp", "a2a") if plan.protocols.lookup(p) is not None]
+    if not served:
+        raise CLIError(
+            ExitCode.NOT_SUPPORTED,
+            f"{_who(plan)} declares neither mcp nor a2a",
+            hint="see `simplex-call plan TARGET`",
+        )
+    if len(served) > 1:
+        raise CLIError(ExitCode.USAGE, f"{_who(plan)} serves mcp and a2a: give --protocol")
+    return served[0]
+
+
+def choose_version(protocol: str, declared: ProtocolDeclaration | None, given: str | None) -> str:
+    """The version to send: ``--protocol-version``, else the first declared one we speak.
+
+    Raises:
+        CLIError: ``NOT_SUPPORTED`` when none of the declared versions is one we speak.
+    """
+    if given:
+        return given
+    if protocol == "mcp":
+        from simplex_protocols.bindings.mcp import DEFAULT_REVISION, choose_revision
+
+        if declared is None:
+            return DEFAULT_REVISION
+        chosen = choose_revision(declared.versions)
+        if chosen is None:
+            raise CLIError(
+                ExitCode.NOT_SUPPORTED,
+                f"the bot serves MCP {', '.join(declared.versions) or '(no revision)'}; "
+                f"simplex-call speaks {DEFAULT_REVISION}",
+            )
+        return chosen
+    from simplex_protocols.bindings.a2a import DEFAULT_A2A_VERSION
+
+    if declared is None or DEFAULT_A2A_VERSION in declared.versions:
+        return DEFAULT_A2A_VERSION
+    raise CLIError(
+        ExitCode.NOT_SUPPORTED,
+        f"the bot serves A2A {', '.join(declared.versions) or '(no version)'}; "
+        f"simplex-call speaks {DEFAULT_A2A_VERSION}",
+    )
+
+
+def choose_transport(
+    requested: str,
+    declared: ProtocolDeclaration | None,
+    protocol: str,
+    method: str,
+    one_shot: bool,
+    who: str,
+) -> str:
+    """The transport: ``--transport``, or for ``auto`` Service RPC when the target declares it
+    for the protocol and the request can be answered in one shot, else a conversation.
+
+    Raises:
+        CLIError: ``NOT_SUPPORTED`` when the target does not serve the protocol on the
+            transport asked for (or on any, for ``auto``).
+    """
+    if requested == "rpc":
+        if declared is not None and not declared.rpc:
+            raise CLIError(
+                ExitCode.NOT_SUPPORTED,
+                f"{who} does not serve {protocol} over Service RPC",
+                hint="try --transport chat",
+            )
+        if not one_shot:
+            raise CLIError(
+                ExitCode.NOT_SUPPORTED,
+                f"over Service RPC, A2A serves only a one-shot SendMessage, not {method}",
+                hint="try --transport chat",
+            )
+        return "rpc"
+    if requested == "chat":
+        if declared is not None and not declared.chat:
+            raise CLIError(
+                ExitCode.NOT_SUPPORTED,
+                f"{who} does not serve {protocol} in a conversation",
+                hint="try --transport rpc",
+            )
+        return "chat"
+    assert declared is not None
+    if declared.rpc and one_shot:
+        return "rpc"
+    if declared.chat:
+        return "chat"
+    raise CLIError(
+        ExitCode.NOT_SUPPORTED,
+        f"{who} serves {protocol} only over Service RPC, which cannot answer {method}",
+    )
+
+
+def _who(plan: AddressPlan) -> str:
+    return plan.display_name or plan.simplex_name or "the target"
+
+
+# --------------------------------------------------------------------------- outcomes
+
+
+@dataclass
+class CallOutcome:
+    """How a call went: what was sent, what came back, and the exit status."""
+
+    spec: CallSpec
+    plan: AddressPlan
+    replies: list[Reply] = field(default_factory=list)
+    response: Mapping[str, Any] | None = None
+    exit_code: ExitCode = ExitCode.OK
+    failure: Failure | None = None
+
+    def messages(self) -> list[Mapping[str, Any]]:
+        """Every protocol message of the answer, in order (the response last)."""
+        if self.replies:
+            return [r.message for r in self.replies if r.message is not None]
+        return [self.response] if self.response is not None else []
+
+    def to_json(self, notes: list[str]) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "ok": self.exit_code is ExitCode.OK,
+            "exitCode": int(self.exit_code),
+            "status": self.exit_code.slug,
+            "target": self.plan.target,
+            "address": self.plan.address,
+            "name": self.plan.display_name,
+            "protocol": self.spec.protocol,
+            "version": self.spec.version,
+            "transport": self.spec.transport,
+            "signed": self.spec.signed,
+            "method": self.spec.method,
+            "request": self.spec.request,
+        }
+        if self.spec.transport == "chat":
+            out["replies"] = [
+                {"message": r.message} if r.message is not None else {"text": r.text}
+                for r in self.replies
+            ]
+        out["response"] = self.response
+        if self.failure is not None:
+            out["error"] = self.failure.to_json()
+        out["notes"] = list(notes)
+        return out
+
+
+def answer_status(protocol: str, method: str, response: Mapping[str, Any] | None) -> ExitCode:
+    """The exit status an answer gives: 0 for a result, else what its error or its task says."""
+    if response is None:
+        return ExitCode.TIMED_OUT
+    if "error" in response:
+        error = response.get("error")
+        return exit_for_jsonrpc_error(error.get("code") if isinstance(error, Mapping) else None)
+    result = response.get("result")
+    if not isinstance(result, Mapping):
+        return ExitCode.REMOTE_ERROR
+    if protocol == "mcp":
+        return ExitCode.REMOTE_ERROR if result.get("isError") is True else ExitCode.OK
+    task = result.get("task") if isinstance(result.get("task"), Mapping) else None
+    status = None
+    if task is not None:
+        status = task.get("status")
+    elif isinstance(result.get("statusUpdate"), Mapping):
+        status = result["statusUpdate"].get("status")
+    elif isinstance(result.get("status"), Mapping):
+        status = result["status"]
+    state = status.get("state") if isinstance(status, Mapping) else None
+    return ExitCode.REMOTE_ERROR if state in _FAILED_TASK_STATES else ExitCode.OK
+
+
+# --------------------------------------------------------------------------- connecting
+
+
+def _contact_id(event: Mapping[str, Any]) -> int | None:
+    contact = event.get("contact")
+    value = contact.get("contactId") if isinstance(contact, Mapping) else None
+    return value if isinstance(value, int) else None
+
+
+def _group_id(event: Mapping[str, Any]) -> int | None:
+    info = event.get("groupInfo")
+    value = info.get("groupId") if isinstance(info, Mapping) else None
+    return value if isinstance(value, int) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """Where ``/_call`` goes: a direct chat, or a business chat with the business member."""
+
+    chat: ContactRef | GroupRef
+    member_id: int | None = None
+
+
+async def ensure_conversation(
+    session: Session, plan: AddressPlan, console: Console, wait_s: float
+) -> Conversation:
+    """A conversation with the address: the existing contact, or a new connection.
+
+    A new connection is made as the apps make it: ``/_prepare contact`` with the link data the
+    plan read, then ``/_connect contact`` (or ``/_connect group`` for a business address), and
+    the contact is ready when ``contactConnected`` (``userJoinedGroup``) arrives.
+
+    Raises:
+        CLIError: the address is ours (64), a connection to it is pending (67), no link data.
+        CallTimeoutError: the connection was not made within ``wait_s``.
+    """
+    api = session.api
+    who = _who(plan)
+    if plan.status == "ownLink":
+        raise CLIError(ExitCode.USAGE, "this is your own address")
+    if plan.status in ("known", "contactViaAddress", "connectingProhibit") and plan.contact_id:
+        contact_id = plan.contact_id
+        if plan.status == "known":
+            return Conversation(ContactRef(contact_id))
+        async with session.core.events() as events:
+            if plan.status == "contactViaAddress":
+                await api.connect_contact_via_address(session.user_id, contact_id)
+            async with console.step(f"connecting to {who}"):
+                await _connected(session, events, contact_id, wait_s, who)
+        return Conversation(ContactRef(contact_id))
+    if plan.status != "ok":
+        raise CLIError(
+            ExitCode.REFUSED,
+            f"a connection to {who} is pending ({plan.status})",
+            hint="accept or delete the pending connection in your chat client",
+        )
+    data = link_data_of(plan.raw)
+    if data is None or plan.full_link is None:
+        raise CLIError(ExitCode.NOT_FOUND, f"the plan of {who} has no link data to connect with")
+    short = plan.link if plan.link != plan.full_link else None
+    domain = plan.simplex_name.lstrip("@#") if plan.simplex_name else None
+    async with session.core.events() as events:
+        chat = await api.prepare_contact(
+            session.user_id, plan.full_link, data, short_link=short, domain=domain
+        )
+        info = chat.get("chatInfo") if isinstance(chat, Mapping) else None
+        info = info if isinstance(info, Mapping) else {}
+        async with console.step(f"connecting to {who}"):
+            if info.get("type") == "group":
+                group_id = _group_id(info)
+                if group_id is None:
+                    raise CLIError(ExitCode.REMOTE_ERROR, "the business chat has no group ID")
+                await api.connect_prepared_group(group_id)
+                await _wait(
+                    events,
+                    lambda e: event_type(e) == "userJoinedGroup" and _group_id(e) == group_id,
+                    wait_s,
+                    who,
+                )
+                return Conversation(GroupRef(group_id), await _business_member(session, group_id))
+            contact = info.get("contact")
+            new_id = contact.get("contactId") if isinstance(contact, Mapping) else None
+            if not isinstance(new_id, int):
+                raise CLIError(ExitCode.REMOTE_ERROR, "the prepared chat has no contact ID")
+            started = await api.connect_prepared_contact(new_id)
+            if started.get("type") == "contactAlreadyExists":
+                existing = _contact_id(started)
+                if existing is not None:
+                    return Conversation(ContactRef(existing))
+            await _connected(session, events, new_id, wait_s, who)
+    return Conversation(ContactRef(new_id))
+
+
+async def _wait(
+    events: Any, matches: Callable[[Mapping[str, Any]], bool], wait_s: float, who: str
+) -> Mapping[str, Any]:
+    try:
+        with anyio.fail_after(wait_s):
+            async for event in events:
+                if matches(event):
+                    return dict(event)
+    except TimeoutError:
+        raise CallTimeoutError(
+            f"{who} did not accept the connection within {wait_s:g} s", timeout=wait_s
+        ) from None
+    raise CLIError(ExitCode.UNAVAILABLE, "the chat core's events ended")
+
+
+async def _connected(
+    session: Session, events: Any, contact_id: int, wait_s: float, who: str
+) -> None:
+    def ready(event: Mapping[str, Any]) -> bool:
+        return event_type(event) == "contactConnected" and _contact_id(event) == contact_id
+
+    await _wait(events, ready, wait_s, who)
+
+
+async def _business_member(session: Session, group_id: int) -> int | None:
+    members = await session.api.list_members(group_id)
+    for member in members:
+        if member.get("memberCategory") == "host" and isinstance(member.get("groupMemberId"), int):
+            return int(member["groupMemberId"])
+    return None
+
+
+# --------------------------------------------------------------------------- the call
+
+
+async def perform_call(
+    session: Session,
+    plan: AddressPlan,
+    spec: CallSpec,
+    console: Console,
+    *,
+    wait_s: float,
+    key_store: KeyStore | None,
+    rebuild_for_chat: Callable[[], dict[str, Any]] | None = None,
+    chat_allowed: bool = False,
+) -> CallOutcome:
+    """Make the call over the chosen transport and read how it went.
+
+    Over Service RPC, an answer ``conversation_required`` is followed by the same call in a
+    conversation when ``chat_allowed`` (the target declares chat and ``--transport auto``):
+    the spec lets a requester do so (RPC-ERR-9).
+
+    Raises:
+        Exceptions of the transports; :func:`failure_of` maps each to an exit status.
+    """
+    who = _who(plan)
+    if spec.transport == "rpc":
+        from simplex_protocols.transports import ServiceRPCRequester
+
+        requester = ServiceRPCRequester(
+            session.core, user_id=session.user_id, clock=session.clock, key_store=key_store
+        )
+        try:
+            async with console.step(f"waiting for {who} over Service RPC (timeout {wait_s:g} s)"):
+                response = await requester.request_with_retry(
+                    plan.address,
+                    spec.protocol,
+                    spec.request,
+                    timeout_s=wait_s,
+                    sign=spec.signed,
+                    max_retry_after_s=int(wait_s),
+                )
+        except ConversationRequiredError:
+            if not chat_allowed or rebuild_for_chat is None:
+                raise
+            console.note(
+                f"{who} answered conversation_required over Service RPC; calling in a "
+                "conversation instead (RPC-ERR-9)"
+            )
+            spec.transport = "chat"
+            spec.request = rebuild_for_chat()
+            spec.signed = False
+            return await perform_call(session, plan, spec, console, wait_s=wait_s, key_store=None)
+        if not isinstance(response, Mapping):
+            raise CLIError(ExitCode.REMOTE_ERROR, "the envelope's response is not a JSON object")
+        outcome = CallOutcome(spec, plan, response=dict(response))
+        outcome.exit_code = answer_status(spec.protocol, spec.method, outcome.response)
+        return outcome
+    conversation = await ensure_conversation(session, plan, console, wait_s)
+    from simplex_protocols.transports import ChatCaller
+
+    caller = ChatCaller(session.core, clock=session.clock, default_wait_s=wait_s)
+    request = spec.request
+    final = _final_rule(spec.protocol, request)
+    async with console.step(f"waiting for {who}'s replies (timeout {wait_s:g} s)"):
+        result = await caller.call(
+            conversation.chat,
+            spec.protocol,
+            request,
+            member_id=conversation.member_id,
+            final=final,
+            wait_s=wait_s,
+            raise_on_timeout=False,
+        )
+    answer = result.answer
+    outcome = CallOutcome(spec, plan)
+    if answer is not None:
+        outcome.replies = list(answer.replies)
+        outcome.response = answer.final
+    if not result.completed:
+        got = len(outcome.replies)
+        outcome.exit_code = ExitCode.TIMED_OUT
+        outcome.failure = Failure(
+            ExitCode.TIMED_OUT,
+            f"no final answer from {who} within {wait_s:g} s"
+            + (f" ({got} repl{'y' if got == 1 else 'ies'} before)" if got else ""),
+            "the bot may still answer in the conversation",
+        )
+        return outcome
+    outcome.exit_code = answer_status(spec.protocol, spec.method, outcome.response)
+    return outcome
+
+
+def _final_rule(protocol: str, request: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], bool]:
+    if protocol == "mcp":
+        from simplex_protocols.bindings.mcp import is_final
+
+        return lambda message: is_final(request, message)
+    from simplex_protocols.bindings.a2a import is_final_message
+
+    return lambda message: is_final_message(request, message)
+
+
+# --------------------------------------------------------------------------- showing a call
+
+
+def render_call(outcome: CallOutcome, console: Console) -> None:
+    """The call as a short readable transcript: what was sent, then each reply."""
+    spec = outcome.spec
+    plan = outcome.plan
+    how = "over Service RPC" if spec.transport == "rpc" else "in a conversation"
+    if spec.signed:
+        how += ", signed"
+    console.line(f"→ {spec.protocol} {spec.method} to {_who(plan)} {how}")
+    params = spec.request.get("params")
+    if isinstance(params, Mapping):
+        shown = _shown_params(spec.protocol, params)
+        if shown:
+            console.line(f"  {Console.compact(shown)}")
+    render = render_mcp if spec.protocol == "mcp" else render_a2a
+    method = str(spec.request.get("method", spec.method))
+    if spec.transport == "chat":
+        for reply in outcome.replies:
+            if reply.message is None:
+                console.line(f"← text: {reply.text}")
+                continue
+            lines = render(method, reply.message)
+            console.line(f"← {lines[0]}" if lines else "←")
+            for more in lines[1:]:
+                console.line(f"  {more}")
+    elif outcome.response is not None:
+        lines = render(method, outcome.response)
+        console.line(f"← {lines[0]}" if lines else "←")
+        for more in lines[1:]:
+            console.line(f"  {more}")
+
+
+def _shown_params(protocol: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The params worth showing: no ``_meta``; for an A2A message its text, not its ID."""
+    shown = {k: v for k, v in params.items() if k != "_meta"}
+    message = shown.get("message")
+    if protocol == "a2a" and isinstance(message, Mapping):
+        parts = message.get("parts")
+        texts = (
+            [p["text"] for p in parts if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+            if isinstance(parts, list)
+            else []
+        )
+        brief = {k: v for k, v in message.items() if k not in ("messageId", "role", "parts")}
+        if len(texts) == 1 and isinstance(parts, list) and len(parts) == 1:
+            brief = {"text": texts[0], **brief}
+        else:
+            brief["parts"] = parts
+        shown["message"] = brief
+    return shown
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _limits(wait_s: float) -> DiscoveryLimits:
+    return DiscoveryLimits(timeout_s=min(wait_s, 15.0))
+
+
+def report_failure(
+    console: Console, failure: Failure, extra: Mapping[str, Any] | None = None
+) -> int:
+    if console.json_mode:
+        out: dict[str, Any] = {
+            "ok": False,
+            "exitCode": int(failure.exit_code),
+            "status": failure.exit_code.slug,
+        }
+        if extra:
+            out.update(extra)
+        out["error"] = failure.to_json()
+        out["notes"] = list(console.notes)
+        console.json(out)
+    else:
+        console.error(failure.message, failure.hint)
+    return int(failure.exit_code)
+
+
+async def _website_address(
+    session: Session, url: str, protocol: str | None, console: Console, wait_s: float
+) -> tuple[AddressPlan, WebsiteAddress]:
+    async with console.step(f"reading {url}"):
+        site = await discover_website(url, limits=_limits(wait_s))
+    candidates = site.agent_contacts(protocol)
+    if not candidates:
+        failed = site.failed
+        if failed and len(failed) == len(site.documents):
+            codes = {d.error.code for d in failed if d.error is not None}
+            if codes == {"wait_s"}:
+                raise CLIError(ExitCode.TIMED_OUT, f"{site.url} did not answer in time")
+            raise CLIError(ExitCode.NOT_FOUND, f"{site.url} cannot be read")
+        raise CLIError(
+            ExitCode.NOT_FOUND,
+            f"{site.url} publishes no SimpleX contact address for agents",
+            hint=f"see `simplex-call discover {url}`",
+        )
+    first: AddressPlan | None = None
+    first_address: WebsiteAddress | None = None
+    for address in candidates:
+        async with console.step(f"reading the link data of {address.title or address.address}"):
+            try:
+                plan = await plan_address(
+                    session.api, session.user_id, address.address, website=address
+                )
+            except CoreError as exc:
+                console.note(f"{address.address}: link data not read ({exc.describe()})")
+                continue
+        if plan.kind is not LinkKind.CONTACT:
+            continue
+        if first is None:
+            first, first_address = plan, address
+        if protocol is None or plan.protocols.lookup(protocol) is not None:
+            if len(candidates) > 1:
+                console.note(
+                    f"{site.url} lists {len(candidates)} addresses for agents; using {address.title or address.address}"
+                )
+            return plan, address
+    if first is None or first_address is None:
+        raise CLIError(ExitCode.NOT_FOUND, f"no address of {site.url} could be read")
+    return first, first_address
+
+
+async def run_call(options: argparse.Namespace, console: Console, env: Environment) -> int:
+    """``simplex-call TARGET METHOD [ARGS]``."""
+    target = classify_target(options.target)
+    method: str = options.method
+    protocol_hint = options.protocol or method_protocol(method)
+    async with open_session(options.core, env) as session:
+        for note in _session_notes(session):
+            console.note(note)
+        if target.website is not None:
+            plan, _address = await _website_address(
+                session, target.website, protocol_hint, console, options.timeout
+            )
+        else:
+            async with console.step(f"reading the link data of {target.text}"):
+                plan = await plan_address(session.api, session.user_id, target.text)
+        for note in plan.notes:
+            # Where the website and the link data disagree: `discover` shows it.
+            console.record(note)
+        if plan.kind is not LinkKind.CONTACT:
+            raise CLIError(
+                ExitCode.NOT_SUPPORTED,
+                f"{target.text} is a {plan.kind.value} link; calls go to a contact address",
+            )
+        protocol = choose_protocol(options.protocol, method, plan)
+        declared = plan.protocols.lookup(protocol)
+        explicit = options.protocol is not None and options.transport != "auto"
+        if declared is None and not explicit:
+            raise CLIError(
+                ExitCode.NOT_SUPPORTED,
+                f"{_who(plan)} does not declare {protocol}",
+                hint="give --protocol and --transport to call it anyway",
+            )
+        if declared is None:
+            console.note(f"{_who(plan)} does not declare {protocol}; calling it anyway")
+        version = choose_version(protocol, declared, options.protocol_version)
+        tokens = list(options.args)
+        if protocol == "mcp":
+            request = build_mcp_request(method, tokens, version, "rpc", env)
+            one_shot = True
+        else:
+            request, one_shot = build_a2a_request(method, tokens, version, env)
+        transport = choose_transport(
+            options.transport, declared, protocol, method, one_shot, _who(plan)
+        )
+        if protocol == "mcp" and transport == "chat":
+            request = build_mcp_request(method, tokens, version, "chat", env)
+        signed = bool(options.sign) and transport == "rpc"
+        if options.sign and transport != "rpc":
+            console.note("--sign applies to Service RPC; the conversation is your identity")
+        spec = CallSpec(
+            protocol, str(request["method"]), request, version, transport, signed, one_shot
+        )
+        key_store = KeyStore(key_folder(env.environ, options.key_dir)) if options.sign else None
+
+        def for_chat() -> dict[str, Any]:
+            if protocol == "mcp":
+                return build_mcp_request(method, tokens, version, "chat", env)
+            return request
+
+        outcome = await perform_call(
+            session,
+            plan,
+            spec,
+            console,
+            wait_s=options.timeout,
+            key_store=key_store,
+            rebuild_for_chat=for_chat,
+            chat_allowed=options.transport == "auto" and declared is not None and declared.chat,
+        )
+    if console.json_mode:
+        console.json(outcome.to_json(console.notes))
+    else:
+        render_call(outcome, console)
+        if outcome.failure is not None:
+            console.error(outcome.failure.message, outcome.failure.hint)
+    return int(outcome.exit_code)
+
+
+def _session_notes(session: Session) -> list[str]:
+    if session.created_user:
+        return [f"created simplex-call's SimpleX user (ID {session.user_id}) in {session.option}"]
+    return []
+
+
+async def run_plan(options: argparse.Namespace, console: Console, env: Environment) -> int:
+    """``simplex-call plan TARGET``."""
+    target = classify_target(options.target)
+    if target.website is not None:
+        raise CLIError(
+            ExitCode.USAGE,
+            "plan reads a SimpleX link or name",
+            hint=f"for a website use `simplex-call discover {options.target}`",
+        )
+    async with open_session(options.core, env) as session:
+        for note in _session_notes(session):
+            console.note(note)
+        async with console.step(f"reading the link data of {target.text}"):
+            with anyio.fail_after(options.timeout):
+                plan = await plan_address(session.api, session.user_id, target.text)
+    if console.json_mode:
+        out = {"ok": True, "exitCode": 0, "status": "ok", **plan.to_json()}
+        out["notes"] = list(console.notes)
+        console.json(out)
+    else:
+        for line in render_plan(plan):
+            console.line(line)
+    return 0
+
+
+async def run_discover(options: argparse.Namespace, console: Console, env: Environment) -> int:
+    """``simplex-call discover URL``."""
+    async with console.step(f"reading {options.url}"):
+        site = await discover_website(options.url, limits=_limits(options.timeout))
+    plans: dict[str, AddressPlan | str] = {}
+    if site.addresses and not options.no_plan:
+        async with open_session(options.core, env) as session:
+            for note in _session_notes(session):
+                console.note(note)
+            for address in site.addresses:
+                async with console.step(f"reading the link data of {address.address}"):
+                    try:
+                        with anyio.fail_after(options.timeout):
+                            plans[address.address] = await plan_address(
+                                session.api, session.user_id, address.address, website=address
+                            )
+                    except (CoreError, TimeoutError) as exc:
+                        reason = exc.describe() if isinstance(exc, CoreError) else "timed out"
+                        plans[address.address] = reason
+    exit_code = _discover_status(site)
+    if console.json_mode:
+        console.json(_discovery_json(site, plans, exit_code, console.notes))
+    else:
+        for line in render_discovery(site, plans):
+            console.line(line)
+    return int(exit_code)
+
+
+def _discover_status(site: WebsiteDiscovery) -> ExitCode:
+    if site.addresses:
+        return ExitCode.OK
+    failed = site.failed
+    if failed and len(failed) == len(site.documents):
+        codes = {d.error.code for d in failed if d.error is not None}
+        if codes == {"wait_s"}:
+            return ExitCode.TIMED_OUT
+    return ExitCode.NOT_FOUND
+
+
+def _discovery_json(
+    site: WebsiteDiscovery,
+    plans: Mapping[str, AddressPlan | str],
+    exit_code: ExitCode,
+    notes: list[str],
+) -> dict[str, Any]:
+    documents = []
+    for doc in site.documents:
+        item: dict[str, Any] = {
+            "source": doc.source.value,
+            "url": doc.url,
+            "status": doc.status.value,
+        }
+        if doc.final_url is not None:
+            item["finalUrl"] = doc.final_url
+        if doc.http_status is not None:
+            item["httpStatus"] = doc.http_status
+        item["addresses"] = doc.addresses
+        if doc.error is not None:
+            item["error"] = {"code": doc.error.code, "message": doc.error.reason}
+        documents.append(item)
+    addresses = []
+    for address in site.addresses:
+        item = {"website": address.to_json()}
+        found = plans.get(address.address)
+        if isinstance(found, AddressPlan):
+            item["declarations"] = found.to_json()
+        elif isinstance(found, str):
+            item["declarations"] = None
+            item["error"] = found
+        addresses.append(item)
+    return {
+        "ok": exit_code is ExitCode.OK,
+        "exitCode": int(exit_code),
+        "status": exit_code.slug,
+        "url": site.url,
+        "documents": documents,
+        "addresses": addresses,
+        "problems": [
+            {
+                "source": p.source.value,
+                "code": p.code,
+                "reason": p.reason,
+                **({"line": p.line} if p.line is not None else {}),
+                **({"position": p.position} if p.position is not None else {}),
+            }
+            for p in site.problems
+        ],
+        "notes": list(notes),
+    }
