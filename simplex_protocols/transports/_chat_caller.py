@@ -22,11 +22,18 @@ from simplex_protocols.chat_call import (
     ReplyCollector,
     Sender,
     format_call_command,
+    message_size,
 )
 from simplex_protocols.core import ChatAPI, ChatCore, ChatRef, ContactRef, GroupRef, event_type
 from simplex_protocols.core import commands as cmds
-from simplex_protocols.errors import CallFormatError, CallTimeoutError, UnexpectedResponseError
-from simplex_protocols.limits import DEFAULT_REQUEST_TIMEOUT_S
+from simplex_protocols.errors import (
+    CallFormatError,
+    CallTimeoutError,
+    CoreError,
+    MessageTooLargeError,
+    UnexpectedResponseError,
+)
+from simplex_protocols.limits import DEFAULT_REQUEST_TIMEOUT_S, MAX_CHAT_MESSAGE_BYTES
 
 from ._common import run_until
 
@@ -267,7 +274,7 @@ class ChatCaller:
 
         Raises:
             MessageTooLargeError: the command is over the message limit; nothing was sent
-                (CALL-SIZE-1, CALL-SIZE-2).
+                (CALL-SIZE-1, CALL-SIZE-2). Also when the core refuses it as ``largeMsg``.
             CallFormatError: the command cannot be written (a bad protocol name, a request
                 that is not JSON), or the member is not in the group (``unknown_member``).
             CallTimeoutError: see ``raise_on_timeout``.
@@ -298,7 +305,14 @@ class ChatCaller:
         start = self.clock.now()
         async with self.core.events(buffer=_CALL_EVENT_BUFFER) as events:
             # Subscribed before sending: a reply cannot slip past.
-            sent = await self.api.send_messages(chat, [composed])
+            try:
+                sent = await self.api.send_messages(chat, [composed])
+            except CoreError as exc:
+                if exc.error_type != "largeMsg":
+                    raise
+                # The core counted more than our model: still "too large", nothing was sent.
+                size = message_size(text, in_group=target.in_group)
+                raise MessageTooLargeError("chat message", size, MAX_CHAT_MESSAGE_BYTES) from exc
             collector = ReplyCollector(
                 _item_id(sent),
                 target,

@@ -327,27 +327,27 @@ class ChatResponder(EventResponder):
         try:
             with scope:
                 async with self._limiter:
-                    if command is None:
-                        # AMB-27: a malformed request gets the protocol's parse error.
-                        error = incoming.error
-                        reason = error.reason if error is not None else "invalid request"
-                        await self._emit(
-                            state, binding.parse_error(incoming.request_text or "", reason)
-                        )
-                        state.ended = True
-                        outcome = "parse_error"
-                    else:
-
-                        async def emit(reply: dict[str, Any]) -> None:
-                            await self._emit(state, reply)
-
-                        try:
-                            await binding.handle_chat(command.request, caller, emit)
-                        except Exception:
-                            failed = True
-                            logger.exception(
-                                "the %s binding failed on a call from %s", binding.name, caller.key
+                    try:
+                        if command is None:
+                            # AMB-27: a malformed request gets the protocol's parse error.
+                            error = incoming.error
+                            reason = error.reason if error is not None else "invalid request"
+                            await self._emit(
+                                state, binding.parse_error(incoming.request_text or "", reason)
                             )
+                            state.ended = True
+                            outcome = "parse_error"
+                        else:
+
+                            async def emit(reply: dict[str, Any]) -> None:
+                                await self._emit(state, reply)
+
+                            await binding.handle_chat(command.request, caller, emit)
+                    except Exception:
+                        failed = True
+                        logger.exception(
+                            "the %s binding failed on a call from %s", binding.name, caller.key
+                        )
                 finished = True
         finally:
             if failed or not finished:

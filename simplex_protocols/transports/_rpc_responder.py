@@ -49,8 +49,14 @@ from ._server import Call, EventResponder
 
 __all__ = ["DEFAULT_RESPONSE_MARGIN_S", "RPCAnswer", "ResponseLimit", "ServiceRPCResponder"]
 
-#: Seconds of the 180 s window kept back from the binding: for the send, and the clocks.
+#: Seconds of the 180 s window kept back from the binding's budget: for a binding's own
+#: clean-up after its budget (the A2A binding waits up to 5 s for a cancelled task), the send,
+#: and the clocks.
 DEFAULT_RESPONSE_MARGIN_S: Final = 15.0
+
+#: A binding still running this many seconds before the window closes is cut short by the
+#: transport, whatever its budget said, so that the answer still reaches the core in time.
+HARD_STOP_MARGIN_S: Final = 5.0
 
 #: Which size makes a response ``too_large``: ``"recommended"`` keeps every response at or
 #: under 10,000 bytes of JSON (RPC-LIM-3); ``"padded"`` sends anything the agent can pad to
@@ -344,7 +350,9 @@ class ServiceRPCResponder(EventResponder):
         self, request: ServiceRequest, caller: Caller, start: float
     ) -> ServiceResponse:
         binding = self.bindings[request.protocol]
+        # RPC-LIM-1: "The core accepts a response within 180 seconds of receiving the request."
         deadline = start + RESPONSE_WINDOW_S - self.response_margin_s
+        hard_stop = start + RESPONSE_WINDOW_S - min(self.response_margin_s, HARD_STOP_MARGIN_S)
 
         async def slot() -> None:
             await self._limiter.acquire()
@@ -361,7 +369,7 @@ class ServiceRPCResponder(EventResponder):
                 return await binding.handle_rpc(request.request, caller, budget_s=budget)
 
             try:
-                finished, result = await run_until(self.clock, deadline, work)
+                finished, result = await run_until(self.clock, hard_stop, work)
             except Exception:
                 # RPC-ERR-10: internal; the details stay in our log.
                 logger.exception(

@@ -192,8 +192,9 @@ class _LargeMsgOnce:
     """A backend wrapper whose core refuses the first reply as ``largeMsg``, as a real core
     would when its count is larger than ours."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, marker: str = '"quotedItemId"') -> None:
         self.inner = inner
+        self.marker = marker
         self.refused: list[str] = []
         self._injected: list[dict[str, Any]] = []
         self._wake = anyio.Event()
@@ -210,7 +211,7 @@ class _LargeMsgOnce:
         if (
             isinstance(cmd, str)
             and cmd.startswith("/_send ")
-            and '"quotedItemId"' in cmd
+            and self.marker in cmd
             and not self.refused
         ):
             self.refused.append(cmd)
@@ -266,6 +267,22 @@ async def test_call_size_3_a_reply_the_core_refuses_as_large_is_sent_as_the_repl
             "error": {"code": -32603, "message": "response too large"},
         }
         assert d.records[0].outcome == "replaced"
+
+
+@pytest.mark.requirement("CALL-SIZE-2")
+async def test_call_size_2_a_command_the_core_refuses_as_large_is_message_too_large() -> None:
+    async with Net() as net:
+        alice_backend = _LargeMsgOnce(net.network.backend("alice"), marker="/_call")
+        alice = await net.peer("alice", backend=alice_backend)
+        bot = await net.bot("bot")
+        bot_id, _ = await net.connect(alice, bot)
+        with anyio.fail_after(WAIT_S), pytest.raises(MessageTooLargeError) as info:
+            await ChatCaller(alice.core, clock=net.clock).call(
+                ContactRef(bot_id), "echo", rpc_request(1)
+            )
+        assert info.value.limit == MAX_CHAT_MESSAGE_BYTES and alice_backend.refused
+        await bot.settle()
+        assert bot.received() == []
 
 
 @pytest.mark.requirement("CALL-BOT-1", "CALL-CMD-2")
@@ -795,6 +812,26 @@ async def test_call_clr_5_a_third_members_reply_to_a_mention_is_ignored() -> Non
                 t.bindings["helper"].gate("g").set()
         (result,) = results
         assert [r.message for r in result.replies] == [_response(4, gate="g")]
+
+
+@pytest.mark.requirement("CALL-CMD-4")
+async def test_call_cmd_4_the_mention_can_also_go_in_the_mentions_map() -> None:
+    # Off by default: a real core finds no mention in a one-line text starting with "/" and
+    # refuses the map. The simulated core takes it, as a core that reads the mention would.
+    async with Net() as net:
+        t = await _team(net)
+        with anyio.fail_after(WAIT_S):
+            result = await t.caller().call(
+                GroupRef(t.gid),
+                "echo",
+                rpc_request(1),
+                member_name="helper",
+                final=t.bindings["helper"],
+                mentions_map=True,
+            )
+        assert result.response == _response(1)
+        (command,) = [r for r in t.helper.received() if r["chatItem"]["mentions"]]
+        assert command["chatItem"]["meta"]["userMention"] is True
 
 
 async def test_a_member_is_found_by_id_or_name_and_an_unknown_one_is_refused() -> None:
