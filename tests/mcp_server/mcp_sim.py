@@ -412,6 +412,25 @@ class World:
     async def post_to_channel(self, text: str) -> int:
         return await self.channel.send_text(f"#{self.channel_group}", text)
 
+    folder: Path | None = None
+    servers: AsyncExitStack | None = None
+
+    async def restart(self, *, display_name: str = "My Agent", expire_hours: int = 23) -> Running:
+        """Stop the agent's server (its stop sequence runs) and start it again on the same data."""
+        assert self.servers is not None and self.folder is not None
+        await self.servers.aclose()
+        self.servers = AsyncExitStack()
+        self.server = await self.servers.enter_async_context(
+            agent_server(
+                self.network,
+                self.folder,
+                clock=self.clock,
+                display_name=display_name,
+                expire_hours=expire_hours,
+            )
+        )
+        return self.server
+
 
 @asynccontextmanager
 async def world(
@@ -452,18 +471,19 @@ async def world(
     async with anyio.create_task_group() as tg, AsyncExitStack() as stack:
         for peer in (alice, directory, vendor, channel):
             await peer.start(stack, tg)
-        async with agent_server(
-            network, tmp_path / "agent", clock=clock, expire_hours=expire_hours, mode=mode
-        ) as server:
-            yield World(
-                network,
-                clock,
-                alice,
-                directory,
-                vendor,
-                vendor_link,
-                channel,
-                channel_group,
-                server,
+        servers = AsyncExitStack()
+        server = await servers.enter_async_context(
+            agent_server(
+                network, tmp_path / "agent", clock=clock, expire_hours=expire_hours, mode=mode
             )
+        )
+        w = World(
+            network, clock, alice, directory, vendor, vendor_link, channel, channel_group, server
+        )
+        w.folder = tmp_path / "agent"
+        w.servers = servers
+        try:
+            yield w
+        finally:
+            await w.servers.aclose()
         tg.cancel_scope.cancel()
