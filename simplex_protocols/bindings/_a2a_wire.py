@@ -92,8 +92,8 @@ def service_parameters_of(request: Mapping[str, Any]) -> dict[str, str]:
     HTTP joins repeated header fields.
 
     Raises:
-        ServiceParameterProblem: the member is present but is not an object whose values are
-            strings.
+        ValueError: the member is present but is not an object of non-empty names and string
+            values (the bot answers that with JSON-RPC -32600).
     """
     value = request.get(SERVICE_PARAMETERS_MEMBER)
     if value is None:
