@@ -305,7 +305,6 @@ class Receiver(ServiceCommands):
                 "memberId": customer_id,
                 "role": "member",
                 "host": self._member_info(self.membership(g)),
-                "members": [],
                 "direct": True,
                 "business": {"businessId": g.business["businessId"], "customerId": customer_id},
             },
@@ -356,13 +355,6 @@ class Receiver(ServiceCommands):
                 shared_msg_id=body.get("msgSharedId"),
             )
             self._new_items_event(user, [item])
-        members = []
-        if g.direct:
-            for other in self.db.group_members(g.group_id):
-                if other.category == "user" or other.group_member_id == m.group_member_id:
-                    continue
-                if other.status in ("connected", "complete"):
-                    members.append(self._member_info(other))
         self.send_on(
             conn,
             {
@@ -373,7 +365,6 @@ class Receiver(ServiceCommands):
                 "memberId": m.member_id,
                 "role": link.role,
                 "host": self._member_info(me),
-                "members": members,
                 "direct": g.direct,
             },
         )
@@ -510,25 +501,6 @@ class Receiver(ServiceCommands):
             }
         me.invited_by = {"type": "unknown"}
         me.invited_by_group_member_id = host.group_member_id
-        for info in body.get("members") or []:
-            if not isinstance(info, dict) or not g.direct:
-                continue
-            prow = self._profile_row(info.get("profile"))
-            mconn = self.new_conn(user, "member", "joined")
-            m = self.new_member(
-                user,
-                g.group_id,
-                str(info.get("memberId")),
-                str(info.get("role", "member")),
-                "pre",
-                "introduced",
-                prow,
-                conn_id=mconn.conn_id,
-            )
-            mconn.member_id = m.group_member_id
-            self.network.introduce(
-                g.net_id, me.member_id, m.member_id, self.name, mconn.agent_conn_id
-            )
         self.send_on(conn, {"t": "x.ok"})
         self.emit(
             {
@@ -581,9 +553,18 @@ class Receiver(ServiceCommands):
         )
         self._new_items_event(user, [item])
         if g.direct and g.business is None:
+            others = self.member_conns(g, exclude=m.group_member_id)
             announce = {"t": "x.grp.mem.new", "member": self._member_info(m)}
-            for conn in self.member_conns(g, exclude=m.group_member_id):
+            for conn in others:
                 self.send_on(conn, announce)
+            new_conn = self.db.conns.get(m.conn_id or 0)
+            if others and new_conn is not None:
+                members = [
+                    self._member_info(self.db.members[c.member_id])
+                    for c in others
+                    if c.member_id is not None
+                ]
+                self.send_on(new_conn, {"t": "x.grp.intros", "members": members})
         history = rec.full_group_preferences(g.profile.get("groupPreferences"))["history"]
         if history.get("enable") == "on" and m.conn_id is not None:
             self._send_history(g, self.db.conns[m.conn_id])
@@ -648,6 +629,38 @@ class Receiver(ServiceCommands):
         self.network.introduce(
             g.net_id, self.membership(g).member_id, m.member_id, self.name, mconn.agent_conn_id
         )
+
+    def on_intros(self, conn: ConnRow, d: Delivery) -> None:
+        """The host introduces the group's current members to us (we just joined)."""
+        gm = self._member_of(conn)
+        if gm is None:
+            return
+        g, host = gm
+        user = self._user_of(conn)
+        me = self.membership(g)
+        for info in d.body.get("members") or []:
+            if not isinstance(info, dict) or not g.direct:
+                continue
+            member_id = str(info.get("memberId"))
+            if member_id == me.member_id or self.db.member_by_member_id(g.group_id, member_id):
+                continue
+            prow = self._profile_row(info.get("profile"))
+            mconn = self.new_conn(user, "member", "joined")
+            m = self.new_member(
+                user,
+                g.group_id,
+                member_id,
+                str(info.get("role", "member")),
+                "pre",
+                "introduced",
+                prow,
+                conn_id=mconn.conn_id,
+            )
+            m.invited_by_group_member_id = host.group_member_id
+            mconn.member_id = m.group_member_id
+            self.network.introduce(
+                g.net_id, me.member_id, member_id, self.name, mconn.agent_conn_id
+            )
 
     def pair_intro(self, mine: str, theirs: str) -> None:
         conn = self.db.conn_by_agent_id(mine)
@@ -1173,6 +1186,7 @@ _HANDLERS: dict[str, Any] = {
     "x.msg.update": Receiver.on_msg_update,
     "x.msg.del": Receiver.on_msg_del,
     "x.grp.mem.new": Receiver.on_mem_new,
+    "x.grp.intros": Receiver.on_intros,
     "x.grp.mem.con": Receiver.on_mem_con,
     "x.grp.history": Receiver.on_history,
     "x.grp.mem.role": Receiver.on_mem_role,

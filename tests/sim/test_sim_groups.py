@@ -212,24 +212,43 @@ async def test_add_member_by_invitation_and_join() -> None:
     async with World() as w:
         alice = await w.user("alice")
         bob = await w.user("bob")
+        carol = await w.user("carol")
         a_contact, _ = await w.connect(alice, bob, await w.address(bob))
         gid = (
             await alice.cmd_json(
                 f"/_group {alice.user_id}", {"displayName": "club", "fullName": ""}
             )
         )["groupInfo"]["groupId"]
+        link = (await alice.cmd(f"/_create link #{gid}"))["groupLink"]["connLinkContact"][
+            "connShortLink"
+        ]
+        await carol.cmd(f"/_connect {carol.user_id} {link}")
+        await carol.event("userJoinedGroup")
         sent = await alice.cmd(f"/_add #{gid} {a_contact['contactId']} member")
         assert sent["type"] == "sentGroupInvitation"
         inv = await bob.event("receivedGroupInvitation")
         assert inv["groupInfo"]["membership"]["memberStatus"] == "invited"
+        item = (await bob.event("newChatItems"))["chatItems"][0]["chatItem"]
+        assert item["content"]["type"] == "rcvGroupInvitation"
         joined = await bob.cmd(f"/_join #{inv['groupInfo']['groupId']}")
         assert joined["type"] == "userAcceptedGroupSent"
+        assert joined["hostContact"]["profile"]["displayName"] == "alice"
         assert (await bob.event("userJoinedGroup"))["groupInfo"]["membership"][
             "memberStatus"
         ] == "connected"
-        assert (await alice.event("joinedGroupMember"))["member"]["memberProfile"][
+        assert await alice.event(
+            "joinedGroupMember", lambda e: e["member"]["memberProfile"]["displayName"] == "bob"
+        )
+        # the host introduces the new member to the others
+        assert (await carol.event("joinedGroupMemberConnecting"))["member"]["memberProfile"][
             "displayName"
         ] == "bob"
+        assert (await carol.event("connectedToGroupMember"))["member"]["memberProfile"][
+            "displayName"
+        ] == "bob"
+        assert (await bob.event("connectedToGroupMember"))["member"]["memberProfile"][
+            "displayName"
+        ] == "carol"
 
 
 @pytest.mark.requirement("DECL-PROTO-10")
