@@ -32,6 +32,7 @@ from .chat import caller_of as caller_of
 from .chat import internal_error_for as internal_error_for
 from .service_rpc import DEFAULT_MAX_RETRY_AFTER_S as DEFAULT_MAX_RETRY_AFTER_S
 from .service_rpc import DEFAULT_RESPONSE_MARGIN_S as DEFAULT_RESPONSE_MARGIN_S
+from .service_rpc import HARD_STOP_MARGIN_S as HARD_STOP_MARGIN_S
 from .service_rpc import RateLimit as RateLimit
 from .service_rpc import RateLimiter as RateLimiter
 from .service_rpc import ResponseLimit as ResponseLimit
@@ -43,6 +44,7 @@ __all__ = [
     "COMMAND_CONTENT_TYPES",
     "DEFAULT_MAX_RETRY_AFTER_S",
     "DEFAULT_RESPONSE_MARGIN_S",
+    "HARD_STOP_MARGIN_S",
     "Answer",
     "CallRecord",
     "ChatCallResult",

@@ -47,7 +47,13 @@ from ._common import CallRecord, binding_map, log_call, logger, method_of, run_u
 from ._ratelimit import RateLimit, RateLimiter
 from ._server import Call, EventResponder
 
-__all__ = ["DEFAULT_RESPONSE_MARGIN_S", "RPCAnswer", "ResponseLimit", "ServiceRPCResponder"]
+__all__ = [
+    "DEFAULT_RESPONSE_MARGIN_S",
+    "HARD_STOP_MARGIN_S",
+    "RPCAnswer",
+    "ResponseLimit",
+    "ServiceRPCResponder",
+]
 
 #: Seconds of the 180 s window kept back from the binding's budget: for a binding's own
 #: clean-up after its budget (the A2A binding waits up to 5 s for a cancelled task), the send,
