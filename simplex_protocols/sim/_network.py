@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import random
 from collections.abc import Iterable
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 __all__ = ["Delivery", "Faults", "LinkTarget", "NameRecord", "SimNetwork", "SimUser"]
 
 JSON = dict[str, Any]
+
+logger = logging.getLogger("simplex_protocols.sim")
 
 _STATE_FORMAT = "simplex-protocols/sim-state/1"
 
@@ -617,27 +620,39 @@ class SimNetwork:
                         if d.src_core in self._cores:
                             self._cores[d.src_core].on_accepted(d)
                 # ... and deliver what is due to recipients that are online and running
+                # (messages sent while this pass runs queue up behind the ones kept)
                 blocked: set[str] = set()
-                for d in list(self._deliveries):
-                    if d not in self._deliveries or d.wire in blocked:
-                        continue
-                    if not d.accepted or d.due > now:
-                        blocked.add(d.wire)
+                pending, self._deliveries = self._deliveries, []
+                kept: list[Delivery] = []
+                for d in pending:
+                    if d.wire in blocked:
+                        kept.append(d)
                         continue
                     dst = self._cores.get(d.dst_core)
                     if dst is None:
-                        self._deliveries.remove(d)
                         continue
-                    if self.faults.is_offline(d.dst_core) or not dst.started:
+                    if (
+                        not d.accepted
+                        or d.due > now
+                        or self.faults.is_offline(d.dst_core)
+                        or not dst.started
+                    ):
                         blocked.add(d.wire)
+                        kept.append(d)
                         continue
-                    self._deliveries.remove(d)
                     progress = True
                     if d.lost:
                         continue
-                    dst.receive(d)
+                    try:
+                        dst.receive(d)
+                    except Exception:  # a bug in one core must not stop the network
+                        logger.exception(
+                            "simulated core %r failed on %s", d.dst_core, d.body.get("t")
+                        )
+                        continue
                     if d.receipt and d.src_core in self._cores:
                         self._cores[d.src_core].on_delivered(d)
+                self._deliveries = kept + self._deliveries
                 self._fire_service_timeouts(now)
         finally:
             self._pumping = False
