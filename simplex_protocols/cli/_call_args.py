@@ -121,8 +121,8 @@ GetExtendedAgentCard).
 
 ARGS are key=value pairs or one JSON object (or @FILE / @- for a JSON object in a file
 or on standard input). A value is read as JSON when it is valid JSON (numbers, true,
-false, null, "strings", [arrays], {objects}), and as text otherwise; key:=VALUE must be
-valid JSON. For tools/call, name= is the tool and the other pairs are its arguments. For
+false, null, "strings", [arrays], {objects}), and as text otherwise; key==VALUE is
+always text (order==7), and key:=VALUE must be valid JSON. For tools/call, name= is the tool and the other pairs are its arguments. For
 SendMessage, text= is the message; contextId=, taskId=, returnImmediately= and
 historyLength= are also read.
 """
@@ -406,6 +406,7 @@ def parse_call_arguments(tokens: Sequence[str], *, stdin: TextIO | None = None) 
 
     Forms:
         ``key=value``: the value typed by :func:`typed_value`.
+        ``key==text``: the value is the text as it is (``zip==01234``, ``order==7``).
         ``key:=JSON``: the value must be valid JSON.
         ``{...}``: one argument that is a whole JSON object.
         ``@FILE`` / ``@-``: one argument naming a file (or standard input) holding a JSON
@@ -444,7 +445,9 @@ def parse_call_arguments(tokens: Sequence[str], *, stdin: TextIO | None = None) 
             raise _bad(f"{token!r} has an empty key or spaces around it")
         if key in out:
             raise _bad(f"{key!r} is given twice")
-        if strict:
+        if not strict and value.startswith("="):
+            out[key] = value[1:]
+        elif strict:
             try:
                 out[key] = loads(value)
             except WireJSONError as exc:

@@ -495,7 +495,7 @@ def _union(a: tuple[_T, ...], b: tuple[_T, ...]) -> tuple[_T, ...]:
 def merge_addresses(found: Iterable[WebsiteAddress]) -> tuple[WebsiteAddress, ...]:
     """One address per link or name, in first-seen order.
 
-    The sources are joined, and so are protocols and A2A versions; for the other fields the
+    The sources are joined, and so are audiences, protocols and A2A versions; for the other fields the
     first document that gives a value wins (llms.txt before simplex.json before link
     relations before the Agent Card, when given in that order).
     """
@@ -512,7 +512,11 @@ def merge_addresses(found: Iterable[WebsiteAddress]) -> tuple[WebsiteAddress, ..
             sources=_union(first.sources, address.sources),
             title=first.title if first.title is not None else address.title,
             info=first.info if first.info is not None else address.info,
-            audience=first.audience if first.audience is not None else address.audience,
+            audience=_union(first.audience, address.audience)
+            if first.audience is not None and address.audience is not None
+            else first.audience
+            if first.audience is not None
+            else address.audience,
             frequency=first.frequency if first.frequency is not None else address.frequency,
             protocols=_union(first.protocols, address.protocols),
             business=first.business if first.business is not None else address.business,

@@ -169,7 +169,7 @@ def test_merging_joins_sources_and_keeps_the_first_values() -> None:
         AddressSource.WELL_KNOWN,
         AddressSource.AGENT_CARD,
     )
-    assert ask.title == "Ask Acme" and ask.audience == ("agent",)
+    assert ask.title == "Ask Acme" and ask.audience == ("agent", "human")
     assert ask.protocols == ("mcp", "a2a") and ask.a2a_versions == ("1.0",)
     assert ask.entry is not None
 
