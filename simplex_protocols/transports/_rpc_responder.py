@@ -363,7 +363,11 @@ class ServiceRPCResponder(EventResponder):
         async def slot() -> None:
             await self._limiter.acquire()
 
-        got_slot, _ = await run_until(self.clock, deadline, slot)
+        try:
+            self._limiter.acquire_nowait()
+            got_slot = True
+        except anyio.WouldBlock:
+            got_slot, _ = await run_until(self.clock, deadline, slot)
         if not got_slot:
             return error_response(
                 ErrorCode.RATE_LIMITED, "the responder is busy", self.busy_retry_after_s
