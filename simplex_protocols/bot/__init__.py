@@ -26,7 +26,9 @@ from simplex_protocols._exports import publish
 
 from ._bot import DEFAULT_SERVES as DEFAULT_SERVES
 from ._bot import CoreSpec as CoreSpec
+from ._bot import OnReady as OnReady
 from ._bot import ResponderBot as ResponderBot
+from ._bot import configure_bot_logging as configure_bot_logging
 from ._logging import BOT_LOGGER as BOT_LOGGER
 from ._logging import CALLS_LOGGER as CALLS_LOGGER
 from ._logging import CONTENTS_LOGGER as CONTENTS_LOGGER
@@ -40,7 +42,9 @@ __all__ = [
     "DEFAULT_SERVES",
     "CoreSpec",
     "DataFolder",
+    "OnReady",
     "ResponderBot",
+    "configure_bot_logging",
     "default_data_folder",
 ]
 

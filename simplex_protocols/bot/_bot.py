@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -55,7 +65,7 @@ if TYPE_CHECKING:
     from simplex_protocols.bindings.mcp import MCPBinding
     from simplex_protocols.transports import CallRecord, RateLimit
 
-__all__ = ["DEFAULT_SERVES", "CoreSpec", "ResponderBot"]
+__all__ = ["DEFAULT_SERVES", "CoreSpec", "OnReady", "ResponderBot", "configure_bot_logging"]
 
 logger = logging.getLogger(BOT_LOGGER)
 
@@ -64,6 +74,9 @@ logger = logging.getLogger(BOT_LOGGER)
 #: (``ws://127.0.0.1:5225``, ``lib:PREFIX``, ``sim:NAME``), or ``None`` for ``SIMPLEX_CORE``
 #: (else ``lib`` with the database in the bot's data folder).
 CoreSpec = ChatCore | CoreBackend | CoreOption | str | None
+
+#: Called once the bot serves: a function of the bot, or a coroutine function run beside it.
+OnReady = Callable[["ResponderBot"], Awaitable[None] | None]
 
 #: The peer types the bot's address serves by default (``serves`` in its link data): agents.
 DEFAULT_SERVES: Final = ("agent",)
@@ -691,6 +704,7 @@ class ResponderBot:
         *,
         handle_signals: bool = True,
         configure_logging: bool = True,
+        on_ready: OnReady | None = None,
     ) -> None:
         """Serve until SIGINT or SIGTERM: the whole of a bot's program.
 
@@ -705,26 +719,55 @@ class ResponderBot:
                 folder.
             handle_signals: stop on SIGINT and SIGTERM.
             configure_logging: when the root logger has no handler, log INFO lines to
-                standard error.
+                standard error (see :func:`configure_bot_logging`).
+            on_ready: called with the bot once it serves (its address is known); a coroutine
+                function runs beside the bot, and may call :meth:`shutdown`.
 
         Raises:
             SystemExit: status 1 when the bot could not start or stopped on an error.
         """
         if configure_logging:
-            _configure_logging()
+            configure_bot_logging()
         try:
-            anyio.run(self._run_main, core, handle_signals, backend="asyncio")
+            anyio.run(
+                functools.partial(
+                    self.run_async, core, handle_signals=handle_signals, on_ready=on_ready
+                ),
+                backend="asyncio",
+            )
         except SimplexError as exc:
             logger.error("%s: %s", self.display_name, exc)
             raise SystemExit(1) from None
 
-    async def _run_main(self, core: CoreSpec, handle_signals: bool) -> None:
+    async def run_async(
+        self,
+        core: CoreSpec = None,
+        *,
+        handle_signals: bool = True,
+        on_ready: OnReady | None = None,
+    ) -> None:
+        """:meth:`run` for a program that has its own event loop (asyncio): serve until
+        SIGINT or SIGTERM (or :meth:`shutdown`), then return.
+
+        Raises:
+            The errors of :meth:`serve`.
+        """
         try:
             async with anyio.create_task_group() as tg:
                 if handle_signals:
                     tg.start_soon(self._watch_signals, tg.cancel_scope)
-                await self.serve(core)
-                tg.cancel_scope.cancel()
+
+                async def serve_then_stop(
+                    *, task_status: anyio.abc.TaskStatus[ResponderBot] = anyio.TASK_STATUS_IGNORED
+                ) -> None:
+                    await self.serve(core, task_status=task_status)
+                    tg.cancel_scope.cancel()
+
+                await tg.start(serve_then_stop)
+                if on_ready is not None:
+                    ready = on_ready(self)
+                    if inspect.isawaitable(ready):
+                        tg.start_soon(_wait_for, ready)
         except BaseExceptionGroup as group:
             raise _unwrap(group) from None
 
@@ -759,7 +802,17 @@ def _quiet_missing_interfaces() -> Iterator[None]:
         sdk_logger.removeFilter(quiet)
 
 
-def _configure_logging() -> None:
+async def _wait_for(awaitable: Awaitable[None]) -> None:
+    await awaitable
+
+
+def configure_bot_logging(level: int = logging.INFO) -> None:
+    """Logging for a bot's program: lines to standard error when nothing is configured yet.
+
+    Adds a handler to the root logger only when it has none, sets the bot's loggers to
+    ``level`` unless they have a level already, and keeps the transports' logger to warnings
+    (its line per call says what the bot's ``simplex_protocols.bot.calls`` line says).
+    """
     root = logging.getLogger()
     if not root.handlers:
         handler = logging.StreamHandler(sys.stderr)
@@ -767,7 +820,7 @@ def _configure_logging() -> None:
         root.addHandler(handler)
     bot_logger = logging.getLogger(BOT_LOGGER)
     if bot_logger.level == logging.NOTSET:
-        bot_logger.setLevel(logging.INFO)
+        bot_logger.setLevel(level)
     # The transports write their own line per call; the bot's line says the same with its
     # name, so theirs is kept for warnings and errors.
     transports_logger = logging.getLogger("simplex_protocols.transports")
