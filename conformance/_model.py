@@ -11,17 +11,28 @@ requirement roll up to that requirement's verdict (the worst one, see :data:`SEV
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from simplex_protocols.core import CoreOption
 
 __all__ = [
     "SEVERITY",
+    "CallerOptions",
     "CheckRun",
     "CheckSpec",
+    "ClockMode",
+    "LiveOptions",
+    "Mutant",
+    "OptionsError",
     "Outcome",
     "Profile",
+    "RunOptions",
+    "TargetUnreachableError",
     "Verdict",
     "worst",
 ]
@@ -120,6 +131,9 @@ class CheckSpec:
     protocols: tuple[str, ...] = ()
     group: bool = False
     messages: int = 1
+    #: Why no mutant can make this check fail, when that is so (a recorded exclusion from the
+    #: selftest's rule that every MUST check kills at least one mutant); ``None`` otherwise.
+    mutation_exempt: str | None = None
 
 
 @dataclass(slots=True)
@@ -180,3 +194,136 @@ class CheckRun:
         if self.outcome.reproduce:
             out["reproduce"] = self.outcome.reproduce
         return out
+
+
+# --------------------------------------------------------------------------- run options
+#
+# The options the command line hands to the live runner (``conformance.live.run_bot``) and to
+# the caller-side harness (``conformance.caller.run_caller``). Both return ``list[CheckRun]``,
+# one per check and transport, in the order they ran.
+
+
+class ClockMode(StrEnum):
+    """Which clock a run uses.
+
+    ``MANUAL``: an injected :class:`simplex_protocols._clock.ManualClock` that moves only when
+    the runner advances it (the simulated network: deterministic, timeouts without sleeping).
+    ``SYSTEM``: the wall clock (a real core and a real target).
+    """
+
+    MANUAL = "manual"
+    SYSTEM = "system"
+
+
+class OptionsError(ValueError):
+    """The options cannot be run as given (a malformed target, an unknown check or profile).
+
+    A runner raises it before sending anything; the command line exits 64 with its message.
+    """
+
+
+class TargetUnreachableError(ConnectionError):
+    """The target (or the core, or the client under test) could not be reached at all.
+
+    A runner raises it when nothing can be measured; the command line exits 3. A failure that
+    concerns one check only is that check's ``ERROR`` outcome instead.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class Mutant:
+    """A deliberately broken variant of the reference bot or the reference client.
+
+    ``conformance.live.mutants()`` and ``conformance.caller.mutants()`` return them; the
+    selftest runs the suite against each (``RunOptions.builtin = mutant.name``) and requires
+    at least one ``FAIL`` or ``WARN`` on a check naming one of ``requirements``.
+
+    Attributes:
+        name: a stable slug, unique across both catalogues (``bot.reply-without-quote``).
+        requirements: the requirement IDs this mutant switches off.
+        description: one line: what the mutant does wrong.
+    """
+
+    name: str
+    requirements: tuple[str, ...]
+    description: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOptions:
+    """What every runner takes.
+
+    Attributes:
+        builtin: ``None`` to test the given target; ``"reference"`` to test the suite's own
+            reference bot (or client) on a fresh simulated network; a :class:`Mutant` name to
+            test that mutant the same way (the selftest).
+        checks: run only the checks matching one of these: a check ID, a check ID prefix ending
+            in ``*`` (``rpc.*``), or a requirement ID (every check that names it). Empty: all.
+        seed: the seed of every random choice of the run (the simulated network, IDs, keys).
+        clock: see :class:`ClockMode`; the command line passes ``MANUAL`` for the simulated
+            network and the builtins, ``SYSTEM`` otherwise.
+        timeout_s: the longest wait for one answer, in seconds of the run's clock.
+        output_dir: where the command line writes the reports (``None``: no files); a runner
+            may keep scratch files (a simulated network's state) under ``output_dir/work``.
+        progress: called with each :class:`CheckRun` as soon as it is finished (the terminal
+            progress line); never called for runs a runner drops.
+    """
+
+    builtin: str | None = None
+    checks: tuple[str, ...] = ()
+    seed: int = 0
+    clock: ClockMode = ClockMode.MANUAL
+    timeout_s: float = 30.0
+    output_dir: Path | None = None
+    progress: Callable[[CheckRun], None] | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LiveOptions(RunOptions):
+    """Options of ``simplex-conformance bot TARGET`` for ``conformance.live.run_bot``.
+
+    Attributes:
+        target: the bot's contact address link, SimpleX name, or channel/group link;
+            ``None`` only with ``builtin``.
+        core: the ``--core`` value (``simplex_protocols.core.add_core_argument``); ``None``:
+            ``SIMPLEX_CORE``, else ``lib``. Ignored with ``builtin`` (always the simulator).
+        profile: ``FIXTURE`` (the bot implements the fixture tools) or ``BLACKBOX`` (read-only
+            probes only).
+        transports: the transports to test, a subset of ``("chat", "rpc")``.
+        protocols: the protocols to test (``mcp``, ``a2a``); empty: every declared one.
+        group_link: a test group the suite may use for the opt-in group checks; ``None``:
+            those checks are ``UNTESTABLE``.
+        budget: the most messages the run may send (``None``: no limit); a check that would
+            exceed it is ``UNTESTABLE``.
+        dry_run: send nothing; return one :class:`CheckRun` per check and transport that would
+            run, verdict ``NA``, detail ``"dry run"``, its transcript listing the messages it
+            would send (``dir`` ``"out"``).
+    """
+
+    target: str | None = None
+    core: CoreOption | None = None
+    profile: Profile = Profile.FIXTURE
+    transports: tuple[str, ...] = ("chat", "rpc")
+    protocols: tuple[str, ...] = ()
+    group_link: str | None = None
+    budget: int | None = None
+    dry_run: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallerOptions(RunOptions):
+    """Options of ``simplex-conformance caller --command CMD`` for ``conformance.caller.run_caller``.
+
+    Attributes:
+        command: the client under test, a shell-style command line (split with
+            :func:`shlex.split`, never run through a shell); ``None`` only with ``builtin``.
+        protocols: the protocols to script peers for (``mcp``, ``a2a``); empty: both.
+        transports: the transports to test, a subset of ``("chat", "rpc")``.
+        dry_run: run nothing; return one :class:`CheckRun` per check and transport that would
+            run, verdict ``NA``, detail ``"dry run"``.
+    """
+
+    command: str | None = None
+    protocols: tuple[str, ...] = ()
+    transports: tuple[str, ...] = ("chat", "rpc")
+    dry_run: bool = False
