@@ -36,7 +36,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
 from simplex_protocols._wire import dumps
-from simplex_protocols.errors import CoreError, SimplexError
+from simplex_protocols.errors import CoreConnectionError, CoreError, SimplexError
 
 from .agent import Agent, ToolError
 from .log import chat_error_text
@@ -156,6 +156,8 @@ def build_mcp_server(
             return _error_result(exc.message)
         except CoreError as exc:
             return _error_result(chat_error_text(exc.chat_error))
+        except CoreConnectionError as exc:
+            return _error_result(f"The chat core is not reachable: {exc}")
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=dumps(result))], structured_content=result
         )
