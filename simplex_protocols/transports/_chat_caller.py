@@ -35,7 +35,7 @@ from simplex_protocols.errors import (
 )
 from simplex_protocols.limits import DEFAULT_REQUEST_TIMEOUT_S, MAX_CHAT_MESSAGE_BYTES
 
-from ._common import run_until
+from ._common import core_of, run_until
 
 __all__ = ["Answer", "ChatCallResult", "ChatCaller", "FinalRule", "call"]
 
@@ -186,7 +186,7 @@ class ChatCaller:
     """Calls bots in conversations: ``/_call`` out, the replies that quote it back.
 
     Args:
-        core: an entered :class:`~simplex_protocols.core.ChatCore`.
+        core: an entered :class:`~simplex_protocols.core.ChatCore` (or a ``ChatAPI`` over one).
         clock: the clock for the wait; :class:`~simplex_protocols._clock.SystemClock` by
             default.
         default_wait_s: how long a call waits when ``wait_s`` is not given (AMB-18: the
@@ -198,15 +198,15 @@ class ChatCaller:
 
     def __init__(
         self,
-        core: ChatCore,
+        core: ChatCore | ChatAPI,
         *,
         clock: Clock | None = None,
         default_wait_s: float = DEFAULT_REQUEST_TIMEOUT_S,
     ) -> None:
         if default_wait_s <= 0:
             raise ValueError("default_wait_s must be positive")
-        self.core = core
-        self.api = ChatAPI(core)
+        self.core = core_of(core)
+        self.api = ChatAPI(self.core)
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.default_wait_s = default_wait_s
 
@@ -346,7 +346,7 @@ class ChatCaller:
 
 
 async def call(
-    core: ChatCore,
+    core: ChatCore | ChatAPI,
     chat: ChatRef,
     protocol: str,
     request: Mapping[str, Any],

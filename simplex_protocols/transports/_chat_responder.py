@@ -177,7 +177,7 @@ class ChatResponder(EventResponder):
     Our own messages are never answered, and edits of a command are not new commands.
 
     Args:
-        core: an entered :class:`~simplex_protocols.core.ChatCore`.
+        core: an entered :class:`~simplex_protocols.core.ChatCore` (or a ``ChatAPI`` over one).
         bindings: the bindings, as a mapping by protocol name or an iterable.
         protocols: the protocols served in conversations (declared with ``transports.chat``);
             default: every binding's.
@@ -193,7 +193,7 @@ class ChatResponder(EventResponder):
 
     def __init__(
         self,
-        core: ChatCore,
+        core: ChatCore | ChatAPI,
         bindings: Mapping[str, Binding] | Iterable[Binding],
         *,
         protocols: Collection[str] | None = None,
@@ -212,7 +212,7 @@ class ChatResponder(EventResponder):
             shutdown_grace_s=shutdown_grace_s,
             event_buffer=event_buffer,
         )
-        self.api = ChatAPI(core)
+        self.api = ChatAPI(self.core)
         self.bindings = binding_map(bindings)
         served = set(self.bindings) if protocols is None else set(protocols)
         missing = served - set(self.bindings)

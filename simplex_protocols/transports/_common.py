@@ -13,10 +13,12 @@ import anyio
 
 from simplex_protocols._clock import Clock
 from simplex_protocols.bindings import Binding, TransportKind
+from simplex_protocols.core import ChatAPI, ChatCore
 
 __all__ = [
     "CallRecord",
     "binding_map",
+    "core_of",
     "log_call",
     "method_of",
     "run_until",
@@ -62,6 +64,11 @@ class CallRecord:
     outcome: str
     duration_s: float
     replies: int
+
+
+def core_of(core: ChatCore | ChatAPI) -> ChatCore:
+    """The :class:`ChatCore` behind a core or a :class:`ChatAPI`."""
+    return core.core if isinstance(core, ChatAPI) else core
 
 
 def method_of(request: Any) -> str | None:

@@ -39,7 +39,7 @@ from simplex_protocols.rpc import (
     raise_for_response,
 )
 
-from ._common import logger, run_until
+from ._common import core_of, logger, run_until
 
 __all__ = ["DEFAULT_MAX_RETRY_AFTER_S", "ServiceRPCRequester"]
 
@@ -54,7 +54,7 @@ class ServiceRPCRequester:
     """Sends Service RPC requests through a chat core and returns the responses.
 
     Args:
-        core: an entered :class:`~simplex_protocols.core.ChatCore`.
+        core: an entered :class:`~simplex_protocols.core.ChatCore` (or a ``ChatAPI`` over one).
         user_id: the requesting user; ``None`` uses the core's active user (asked once).
         clock: the clock for waits (``retryAfter``) and for the guard against a core that never
             answers; :class:`~simplex_protocols._clock.SystemClock` by default.
@@ -68,15 +68,15 @@ class ServiceRPCRequester:
 
     def __init__(
         self,
-        core: ChatCore,
+        core: ChatCore | ChatAPI,
         *,
         user_id: int | None = None,
         clock: Clock | None = None,
         key_store: KeyStore | None = None,
         strict_size: bool = True,
     ) -> None:
-        self.core = core
-        self.api = ChatAPI(core)
+        self.core = core_of(core)
+        self.api = ChatAPI(self.core)
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.key_store = key_store
         self.strict_size = strict_size

@@ -117,7 +117,7 @@ class ServiceRPCResponder(EventResponder):
       requester; also, with ``retryAfter``, for calls cut short by a shutdown.
 
     Args:
-        core: an entered :class:`~simplex_protocols.core.ChatCore`, started with
+        core: an entered :class:`~simplex_protocols.core.ChatCore` (or a ``ChatAPI`` over one), started with
             ``service_requests=on``.
         bindings: the bindings, as a mapping by protocol name or an iterable.
         protocols: the protocols served over Service RPC (declared with ``transports.rpc``);
@@ -142,7 +142,7 @@ class ServiceRPCResponder(EventResponder):
 
     def __init__(
         self,
-        core: ChatCore,
+        core: ChatCore | ChatAPI,
         bindings: Mapping[str, Binding] | Iterable[Binding],
         *,
         protocols: Collection[str] | None = None,
@@ -172,7 +172,7 @@ class ServiceRPCResponder(EventResponder):
             raise ValueError("response_margin_s must be between 0 and 180 s")
         if response_limit not in ("recommended", "padded"):
             raise ValueError("response_limit is 'recommended' or 'padded'")
-        self.api = ChatAPI(core)
+        self.api = ChatAPI(self.core)
         self.bindings = binding_map(bindings)
         served = set(self.bindings) if protocols is None else set(protocols)
         missing = served - set(self.bindings)

@@ -11,10 +11,10 @@ import anyio
 import anyio.abc
 
 from simplex_protocols._clock import Clock, SystemClock
-from simplex_protocols.core import ChatCore
+from simplex_protocols.core import ChatAPI, ChatCore
 from simplex_protocols.errors import CoreConnectionError, EventOverflowError
 
-from ._common import logger, run_until
+from ._common import core_of, logger, run_until
 
 __all__ = ["Call", "EventResponder"]
 
@@ -31,7 +31,7 @@ class EventResponder:
 
     def __init__(
         self,
-        core: ChatCore,
+        core: ChatCore | ChatAPI,
         *,
         clock: Clock | None,
         max_concurrency: int,
@@ -42,7 +42,7 @@ class EventResponder:
             raise ValueError("max_concurrency must be at least 1")
         if shutdown_grace_s < 0:
             raise ValueError("shutdown_grace_s cannot be negative")
-        self.core = core
+        self.core = core_of(core)
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.max_concurrency = max_concurrency
         self.shutdown_grace_s = shutdown_grace_s

@@ -21,7 +21,7 @@ from transkit import (
 
 from simplex_protocols._clock import ManualClock
 from simplex_protocols.bindings import EnvelopeOutcome
-from simplex_protocols.core import ChatCore, ContactRef, GroupRef
+from simplex_protocols.core import ChatAPI, ChatCore, ContactRef, GroupRef
 from simplex_protocols.errors import (
     CallTimeoutError,
     CoreConnectionError,
@@ -190,7 +190,8 @@ async def test_the_active_user_is_asked_once() -> None:
 
     backend = ScriptedBackend(handler)
     async with ChatCore(backend) as core:
-        requester = ServiceRPCRequester(core, clock=ManualClock())
+        requester = ServiceRPCRequester(ChatAPI(core), clock=ManualClock())  # a ChatAPI will do
+        assert requester.core is core
         with anyio.fail_after(WAIT_S):
             assert await requester.request("@a.simplex", "echo", {}) == {"ok": True}
             assert await requester.request("@a.simplex", "echo", {}) == {"ok": True}
