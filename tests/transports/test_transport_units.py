@@ -432,3 +432,29 @@ async def test_a_failing_on_call_hook_is_logged_and_does_not_break_the_call(
                 )
                 await responder.shutdown()
     assert len(backend.commands) == 1
+
+
+async def test_an_overflowing_subscription_is_logged_and_renewed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    backend = ScriptedBackend(
+        lambda cmd: {"type": "serviceReplyAccepted", "user": USER, "connectionId": "c"}
+    )
+    records: list[Any] = []
+    async with ChatCore(backend) as core:
+        responder = ServiceRPCResponder(
+            core, [EchoBinding()], clock=ManualClock(), on_call=records.append, event_buffer=1
+        )
+        with anyio.fail_after(WAIT_S):
+            async with anyio.create_task_group() as tg:
+                await tg.start(responder.serve)
+                for _ in range(3):  # read by the core in one go: more than the buffer holds
+                    backend.event({"type": "someEvent"})
+                await until(
+                    lambda: any("subscribing again" in r.getMessage() for r in caplog.records)
+                )
+                await until(lambda: len(core._subscriptions) == 1)
+                backend.event(_event({"protocol": "echo", "request": rpc_request(1)}))
+                await until(lambda: bool(records))
+                await responder.shutdown()
+    assert records[0].outcome == "response"
