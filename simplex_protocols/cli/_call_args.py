@@ -122,9 +122,9 @@ GetExtendedAgentCard).
 ARGS are key=value pairs or one JSON object (or @FILE / @- for a JSON object in a file
 or on standard input). A value is read as JSON when it is valid JSON (numbers, true,
 false, null, "strings", [arrays], {objects}), and as text otherwise; key==VALUE is
-always text (order==7), and key:=VALUE must be valid JSON. For tools/call, name= is the tool and the other pairs are its arguments. For
-SendMessage, text= is the message; contextId=, taskId=, returnImmediately= and
-historyLength= are also read.
+always text (order==7), and key:=VALUE must be valid JSON. For tools/call, name= is
+the tool and the other pairs are its arguments. For SendMessage, text= is the message;
+contextId=, taskId=, returnImmediately= and historyLength= are also read.
 """
 
 CALL_EPILOG: Final = (
@@ -145,11 +145,9 @@ examples:
 
 #: The commands other than calls, and their one-line help.
 COMMANDS: Final = {
-    "plan": "show what a link or name declares (protocols, versions, transports, audience, "
-    "business), without connecting",
-    "discover": "list the SimpleX addresses a website publishes, with their declarations",
-    "demo": "an offline tour over an in-process simulated network: discovery, MCP and A2A "
-    "calls over Service RPC and in a conversation",
+    "plan": "what a link or name declares, without connecting",
+    "discover": "the SimpleX addresses a website publishes, with their declarations",
+    "demo": "an offline tour over an in-process simulated network",
 }
 
 
@@ -160,7 +158,7 @@ def _positive_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not 0 < value <= RESPONSE_WINDOW_S:
         raise argparse.ArgumentTypeError(
-            f"the timeout is more than 0 and at most {RESPONSE_WINDOW_S} seconds (the core "
+            f"the timeout is more than 0 and at most {RESPONSE_WINDOW_S:g} seconds (the core "
             "accepts a response within 180 s)"
         )
     return value
@@ -188,7 +186,7 @@ def _common(parser: argparse.ArgumentParser, *, timeout: bool = True) -> None:
             default=float(DEFAULT_REQUEST_TIMEOUT_S),
             metavar="SECONDS",
             help="how long to wait for each step: reading a website, connecting, and the "
-            f"answer (default {DEFAULT_REQUEST_TIMEOUT_S}, at most {RESPONSE_WINDOW_S})",
+            f"answer (default {DEFAULT_REQUEST_TIMEOUT_S:g}, at most {RESPONSE_WINDOW_S:g})",
         )
     progress = parser.add_mutually_exclusive_group()
     progress.add_argument(
@@ -364,8 +362,12 @@ def parse_command_line(argv: Sequence[str], prog: str = "simplex-call") -> Invoc
     parser = parsers[command]
     if any(t in ("-h", "--help") for t in rest[: rest.index("--") if "--" in rest else None]):
         return Invocation(command, argparse.Namespace(), parser.format_help())
-    if command == "call" and not [t for t in rest if not t.startswith("-")]:
-        return Invocation(command, argparse.Namespace(), parser.format_help())
+    if command == "call" and not rest:
+        raise CLIError(
+            ExitCode.USAGE,
+            "TARGET and METHOD are missing",
+            hint=f"usage: {prog} TARGET METHOD [ARGS ...]; see `{prog} --help`",
+        )
     options = parser.parse_args(rest)
     return Invocation(command, options)
 

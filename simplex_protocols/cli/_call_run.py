@@ -739,7 +739,7 @@ async def _website_address(
         failed = site.failed
         if failed and len(failed) == len(site.documents):
             codes = {d.error.code for d in failed if d.error is not None}
-            if codes == {"wait_s"}:
+            if codes == {"timeout"}:
                 raise CLIError(ExitCode.TIMED_OUT, f"{site.url} did not answer in time")
             raise CLIError(ExitCode.NOT_FOUND, f"{site.url} cannot be read")
         raise CLIError(
@@ -916,7 +916,7 @@ def _discover_status(site: WebsiteDiscovery) -> ExitCode:
     failed = site.failed
     if failed and len(failed) == len(site.documents):
         codes = {d.error.code for d in failed if d.error is not None}
-        if codes == {"wait_s"}:
+        if codes == {"timeout"}:
             return ExitCode.TIMED_OUT
     return ExitCode.NOT_FOUND
 

@@ -100,7 +100,7 @@ class AddressPlan:
             "target": self.target,
             "link": self.link,
             "kind": self.kind.value,
-            "status": self.status,
+            "planStatus": self.status,
         }
         if self.simplex_name is not None:
             out["simplexName"] = self.simplex_name

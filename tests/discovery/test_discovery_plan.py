@@ -80,7 +80,7 @@ async def test_plan_reads_protocols_serves_and_profile_from_the_link_data(caller
         "target": address,
         "link": address,
         "kind": "contact",
-        "status": "ok",
+        "planStatus": "ok",
         "displayName": "Acme Shop",
         "peerType": "bot",
         "shortDescription": "Anvils",
