@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ __all__ = [
     "RunOptions",
     "TargetUnreachableError",
     "Verdict",
+    "matches_filter",
     "worst",
 ]
 
@@ -134,6 +136,26 @@ class CheckSpec:
     #: Why no mutant can make this check fail, when that is so (a recorded exclusion from the
     #: selftest's rule that every MUST check kills at least one mutant); ``None`` otherwise.
     mutation_exempt: str | None = None
+
+
+def matches_filter(spec: CheckSpec, patterns: Sequence[str]) -> bool:
+    """Whether a check is selected by ``--filter`` / ``RunOptions.checks`` patterns.
+
+    A pattern selects a check when it is the check's ID, a requirement ID the check names, a
+    leading part of the ID that ends at a ``.`` or ``/`` (``rpc`` and ``rpc.parse_request``
+    select ``rpc.parse_request/both-fields``), or a shell-style pattern over the ID
+    (``rpc.*-key-*``). No patterns select every check.
+    """
+    if not patterns:
+        return True
+    for pattern in patterns:
+        if pattern in spec.requirements or spec.id == pattern:
+            return True
+        if spec.id.startswith((pattern + ".", pattern + "/")):
+            return True
+        if any(ch in pattern for ch in "*?[") and fnmatchcase(spec.id, pattern):
+            return True
+    return False
 
 
 @dataclass(slots=True)
@@ -257,8 +279,8 @@ class RunOptions:
         builtin: ``None`` to test the given target; ``"reference"`` to test the suite's own
             reference bot (or client) on a fresh simulated network; a :class:`Mutant` name to
             test that mutant the same way (the selftest).
-        checks: run only the checks matching one of these: a check ID, a check ID prefix ending
-            in ``*`` (``rpc.*``), or a requirement ID (every check that names it). Empty: all.
+        checks: run only the checks selected by these patterns (see :func:`matches_filter`:
+            a check ID, an ID prefix, a glob such as ``rpc.*``, or a requirement ID). Empty: all.
         seed: the seed of every random choice of the run (the simulated network, IDs, keys).
         clock: see :class:`ClockMode`; the command line passes ``MANUAL`` for the simulated
             network and the builtins, ``SYSTEM`` otherwise.
