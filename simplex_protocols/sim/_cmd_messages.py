@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import copy
+import re
 from typing import TYPE_CHECKING, Any
 
 from simplex_protocols._wire import chat_message_size, json_size
+from simplex_protocols.chat_call import parse_mention
+from simplex_protocols.errors import CallFramingError
 from simplex_protocols.limits import MAX_CHAT_MESSAGE_BYTES, MSG_UPDATE_ENVELOPE_BYTES
 
 from . import _records as rec
@@ -237,6 +240,10 @@ class MessageCommands(UserCommands):
             if msg.get("quotedItemId") is not None:
                 quote = self._quote_for(kind, chat_id, msg["quotedItemId"])
             mentions = self._mentions(kind, chat_id, msg.get("mentions") or {})
+            if mentions and not set(mentions) <= text_mentions(mc.get("text", "")):
+                # The core keeps only the mentions its Markdown parser finds in the text; a
+                # one-line text starting with "/" is a command and has none.
+                raise store_error("invalidMention")
             extra = json_size(self._quote_wire(quote)) + 9 if quote is not None else 0
             if mentions:
                 extra += json_size({n: m.member_id for n, m in mentions.items()}) + 12
@@ -623,3 +630,28 @@ def _query_matches(query: JSON, chat: JSON) -> bool:
         settings = (info.get("contact") or info.get("groupInfo") or {}).get("chatSettings", {})
         return bool(settings.get("favorite"))
     return True
+
+
+_MENTION_CANDIDATE = re.compile(r"(?:^|(?<=\s))@(?:'[^'\n]*'|[^\s]+)")
+
+
+def text_mentions(text: str) -> set[str]:
+    """The member names the core's Markdown parser reads as mentions in a message text.
+
+    A one-line text starting with ``/`` is a command and has no mentions. Otherwise each
+    ``@name`` or ``@'name with spaces'`` that starts a word is one (a trailing punctuation
+    character after an unquoted name is not part of it). An approximation of the core's
+    parser, good for the names the toolkit writes with ``chat_call.format_mention``.
+    """
+    if "\n" not in text and text.startswith("/"):
+        return set()
+    names: set[str] = set()
+    for match in _MENTION_CANDIDATE.finditer(text):
+        token = match.group(0)
+        for candidate in (token, token.rstrip(".,;:!?")):
+            try:
+                names.add(parse_mention(candidate))
+                break
+            except CallFramingError:
+                continue
+    return names

@@ -15,7 +15,12 @@ from transkit import WAIT_S, EchoBinding, Net, Peer, rpc_request, until
 from simplex_protocols._wire import dumps
 from simplex_protocols.chat_call import CallState, Sender, format_call_command
 from simplex_protocols.core import ContactRef, GroupRef
-from simplex_protocols.errors import CallFormatError, CallTimeoutError, MessageTooLargeError
+from simplex_protocols.errors import (
+    CallFormatError,
+    CallTimeoutError,
+    CoreError,
+    MessageTooLargeError,
+)
 from simplex_protocols.limits import MAX_CHAT_MESSAGE_BYTES
 from simplex_protocols.transports import (
     CallRecord,
@@ -815,13 +820,13 @@ async def test_call_clr_5_a_third_members_reply_to_a_mention_is_ignored() -> Non
 
 
 @pytest.mark.requirement("CALL-CMD-4")
-async def test_call_cmd_4_the_mention_can_also_go_in_the_mentions_map() -> None:
-    # Off by default: a real core finds no mention in a one-line text starting with "/" and
-    # refuses the map. The simulated core takes it, as a core that reads the mention would.
+async def test_call_cmd_4_a_mentions_map_on_a_call_is_refused_as_the_core_refuses_it() -> None:
+    # Off by default: the core's Markdown reads a one-line text starting with "/" as one
+    # command with no mention in it, so a mentions map naming anyone is an invalid mention.
     async with Net() as net:
         t = await _team(net)
-        with anyio.fail_after(WAIT_S):
-            result = await t.caller().call(
+        with anyio.fail_after(WAIT_S), pytest.raises(CoreError) as info:
+            await t.caller().call(
                 GroupRef(t.gid),
                 "echo",
                 rpc_request(1),
@@ -829,9 +834,8 @@ async def test_call_cmd_4_the_mention_can_also_go_in_the_mentions_map() -> None:
                 final=t.bindings["helper"],
                 mentions_map=True,
             )
-        assert result.response == _response(1)
-        (command,) = [r for r in t.helper.received() if r["chatItem"]["mentions"]]
-        assert command["chatItem"]["meta"]["userMention"] is True
+        assert info.value.error_type == "invalidMention"
+        assert not [r for r in t.helper.received() if r["chatItem"]["mentions"]]
 
 
 async def test_a_member_is_found_by_id_or_name_and_an_unknown_one_is_refused() -> None:
