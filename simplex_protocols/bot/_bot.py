@@ -165,6 +165,8 @@ class ResponderBot:
         anonymous_rate_limit: the Service RPC limit for all unsigned requests together.
         shutdown_grace_s: how long calls in flight may go on when the bot stops; calls still
             running then are cut short and answered with their error.
+        max_concurrent_calls: how many calls each transport answers at once (others wait for
+            a slot); default: the transports' (32 in conversations, 64 over Service RPC).
         log_contents: also log the contents of requests and answers, under
             ``simplex_protocols.bot.contents`` (for debugging: they are the callers' data).
         on_call: called with each call's ``CallRecord`` (after it is logged).
@@ -201,6 +203,7 @@ class ResponderBot:
         rate_limit: RateLimit | None = None,
         anonymous_rate_limit: RateLimit | None = None,
         shutdown_grace_s: float = 10.0,
+        max_concurrent_calls: int | None = None,
         log_contents: bool = False,
         on_call: Callable[[CallRecord], None] | None = None,
         clock: Clock | None = None,
@@ -257,6 +260,16 @@ class ResponderBot:
                 code="bad_commands",
                 argument="commands",
             )
+        if max_concurrent_calls is not None and (
+            isinstance(max_concurrent_calls, bool)
+            or not isinstance(max_concurrent_calls, int)
+            or max_concurrent_calls < 1
+        ):
+            raise BotConfigError(
+                "max_concurrent_calls is a whole number of at least 1",
+                code="bad_setting",
+                argument="max_concurrent_calls",
+            )
         if shutdown_grace_s < 0:
             raise BotConfigError(
                 "shutdown_grace_s cannot be negative",
@@ -285,6 +298,9 @@ class ResponderBot:
         self._rate_limit = rate_limit
         self._anonymous_rate_limit = anonymous_rate_limit
         self._shutdown_grace_s = shutdown_grace_s
+        self._concurrency: dict[str, Any] = (
+            {} if max_concurrent_calls is None else {"max_concurrency": max_concurrent_calls}
+        )
         self._log_contents = log_contents
         self._on_call = on_call
         self._clock: Clock = clock if clock is not None else SystemClock()
@@ -581,10 +597,11 @@ class ResponderBot:
                     clock=self._clock,
                     shutdown_grace_s=self._shutdown_grace_s,
                     on_call=self._record,
+                    **self._concurrency,
                 )
             )
         if rpc_protocols:
-            options: dict[str, Any] = {}
+            options: dict[str, Any] = dict(self._concurrency)
             if self._rate_limit is not None:
                 options["rate_limit"] = self._rate_limit
             if self._anonymous_rate_limit is not None:

@@ -32,6 +32,8 @@ pytestmark = pytest.mark.anyio
         ({"agent_card": echo_card()}, "bad_setting", "agent_card"),
         ({"display_name": " "}, "bad_setting", "display_name"),
         ({"shutdown_grace_s": -1}, "bad_setting", "shutdown_grace_s"),
+        ({"max_concurrent_calls": 0}, "bad_setting", "max_concurrent_calls"),
+        ({"max_concurrent_calls": True}, "bad_setting", "max_concurrent_calls"),
         (
             {"commands": [{"type": "command", "keyword": "_call", "label": "Call"}]},
             "bad_commands",
