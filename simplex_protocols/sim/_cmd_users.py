@@ -21,7 +21,9 @@ __all__ = ["UserCommands", "json_arg"]
 JSON = dict[str, Any]
 Args = dict[str, str | None]
 
-_TEAM_LINK = "https://smp1.sim.test/a#AskSimpleXTeamPresetContactCardNotOnThisNetwork"
+# A well-formed short link on a simulated router that no simulated user owns: connecting to it
+# fails as a removed link does (the preset contact is never reachable on this network).
+_TEAM_LINK = "https://smp1.sim.test/a#HbTp3NcZ2IjgwNqo14_rZgSwIaM2vG79fMc8xGs19Yg"
 
 
 def json_arg(text: str | None, what: str) -> Any:
