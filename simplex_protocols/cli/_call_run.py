@@ -479,6 +479,10 @@ async def ensure_conversation(
             f"a connection to {who} is pending ({plan.status})",
             hint="accept or delete the pending connection in your chat client",
         )
+    if plan.business:
+        existing = await _business_chat(session, plan)
+        if existing is not None:
+            return Conversation(GroupRef(existing), await _business_member(session, existing))
     data = link_data_of(plan.raw)
     if data is None or plan.full_link is None:
         raise CLIError(ExitCode.NOT_FOUND, f"the plan of {who} has no link data to connect with")
@@ -538,6 +542,32 @@ async def _connected(
         return event_type(event) == "contactConnected" and _contact_id(event) == contact_id
 
     await _wait(events, ready, wait_s, who)
+
+
+async def _business_chat(session: Session, plan: AddressPlan) -> int | None:
+    """The business chat we already joined through this address, if any.
+
+    The plan of a business address does not name it (a business chat is a group, not a
+    contact), so it is found by the link it was prepared from.
+    """
+    links = {link for link in (plan.link, plan.full_link) if link}
+    for entry in await session.api.list_groups(session.user_id):
+        raw: Any = entry
+        info = raw.get("groupInfo", raw) if isinstance(raw, Mapping) else None
+        if not isinstance(info, Mapping) or not isinstance(info.get("businessChat"), Mapping):
+            continue
+        prepared = info.get("preparedGroup")
+        to_connect = prepared.get("connLinkToConnect") if isinstance(prepared, Mapping) else None
+        if not isinstance(to_connect, Mapping):
+            continue
+        if not links & {to_connect.get("connShortLink"), to_connect.get("connFullLink")}:
+            continue
+        membership = info.get("membership")
+        status = membership.get("memberStatus") if isinstance(membership, Mapping) else None
+        group_id = info.get("groupId")
+        if status in ("connected", "complete") and isinstance(group_id, int):
+            return group_id
+    return None
 
 
 async def _business_member(session: Session, group_id: int) -> int | None:

@@ -319,3 +319,82 @@ async def test_a_requested_progress_line_is_written_to_stderr(tmp_path: Path) ->
         f"simplex-call: reading the link data of {s.address}...",
         "simplex-call: waiting for Acme Shop over Service RPC (timeout 30 s)...",
     ]
+
+
+async def test_a_business_address_is_called_in_its_business_chat_which_is_reused(
+    tmp_path: Path,
+) -> None:
+    from cli_kit import cli, environ, shop_tools
+
+    from simplex_protocols._clock import ManualClock
+    from simplex_protocols.bot import ResponderBot
+    from simplex_protocols.sim import SimNetwork
+
+    net = SimNetwork(seed=9, clock=ManualClock())
+    net.add_user("you")
+    bot = ResponderBot(
+        display_name="Biz",
+        mcp=shop_tools(),
+        business=True,
+        data_dir=tmp_path / "biz",
+        shutdown_grace_s=0.5,
+        clock=net.clock,
+    )
+    env = environ(tmp_path)
+    async with bot.serving(net.backend("biz")):
+        first = await cli(
+            net, [bot.address, "tool", "whoami", "--transport", "chat", "--json"], env
+        )
+        second = await cli(
+            net, [bot.address, "tool", "whoami", "--transport", "chat", "--json"], env
+        )
+    assert first.status == second.status == 0, first.err + second.err
+    key = first.json()["response"]["result"]["content"][0]["text"]
+    assert key.startswith("chat:#")
+    assert second.json()["response"]["result"]["content"][0]["text"] == key
+    you = net.user("you")
+    groups = you.command(f"/_groups {you.user_id}")["groups"]
+    assert len(groups) == 1
+
+
+async def test_a_method_of_no_protocol_needs_protocol_when_both_are_served(tmp_path: Path) -> None:
+    async with shop(tmp_path) as s:
+        both = await s.cli(s.address, "whatever", "--json")
+        chosen = await s.cli(s.address, "whatever", "--protocol", "mcp", "--json")
+    assert both.status == 64 and "give --protocol" in both.json()["error"]["message"]
+    assert chosen.status == 66
+    assert chosen.json()["response"]["error"]["code"] == -32601
+
+
+async def test_a_protocol_not_declared_can_be_called_when_both_are_given(tmp_path: Path) -> None:
+    async with shop(tmp_path, a2a=False) as s:
+        result = await s.cli(
+            s.address, "SendMessage", "text=hi", "--protocol", "a2a", "--transport", "rpc", "--json"
+        )
+    assert result.status == 66
+    out = result.json()
+    assert any("does not declare a2a; calling it anyway" in n for n in out["notes"])
+    assert out["error"]["envelopeError"]["code"] == "unsupported_protocol"
+
+
+async def test_arguments_from_standard_input(tmp_path: Path) -> None:
+    async with shop(tmp_path) as s:
+        result = await s.cli(
+            s.address,
+            "tools/call",
+            "@-",
+            "--json",
+            stdin='{"name": "quote", "arguments": {"item": "nut"}}',
+        )
+        bad = await s.cli(s.address, "tools/call", "item=nut", "--json")
+        send = await s.cli(s.address, "SendMessage", "--json")
+        extra = await s.cli(s.address, "SendMessage", "text=hi", "colour=red", "--json")
+    assert result.status == 0
+    assert (
+        result.json()["response"]["result"]["content"][0]["text"]
+        == "1 nut(s) delivered to Lisbon: EUR 150."
+    )
+    assert bad.status == send.status == extra.status == 64
+    assert "name=TOOL" in bad.json()["error"]["message"]
+    assert "text=TEXT" in send.json()["error"]["message"]
+    assert "colour" in extra.json()["error"]["message"]
