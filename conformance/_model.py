@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from fnmatch import fnmatchcase
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,9 @@ __all__ = [
     "RunOptions",
     "TargetUnreachableError",
     "Verdict",
+    "failure_verdict",
     "matches_filter",
+    "requirement_levels",
     "worst",
 ]
 
@@ -136,6 +139,29 @@ class CheckSpec:
     #: Why no mutant can make this check fail, when that is so (a recorded exclusion from the
     #: selftest's rule that every MUST check kills at least one mutant); ``None`` otherwise.
     mutation_exempt: str | None = None
+
+
+#: Requirement levels whose breach is a ``FAIL``; a breach of any other level is a ``WARN``.
+FAILING_LEVELS = frozenset({"MUST", "MUST NOT"})
+
+
+@cache
+def requirement_levels() -> Mapping[str, str]:
+    """Every requirement ID of ``spec/requirements.json`` with its level (``MUST``, ``SHOULD``...)."""
+    from simplex_protocols._spec import load_json
+
+    index = load_json("requirements.json")
+    return {entry["id"]: entry["level"] for entry in index["requirements"]}
+
+
+def failure_verdict(requirements: Sequence[str]) -> Verdict:
+    """The verdict of a breach of these requirements: ``FAIL`` when one of them is a MUST or
+    MUST NOT (keyword or declarative), ``WARN`` when all are SHOULD, MAY, derived or
+    informative; ``FAIL`` for an unknown ID (the coverage gate reports those)."""
+    levels = requirement_levels()
+    if any(levels.get(rid, "MUST") in FAILING_LEVELS for rid in requirements):
+        return Verdict.FAIL
+    return Verdict.WARN
 
 
 def matches_filter(spec: CheckSpec, patterns: Sequence[str]) -> bool:
