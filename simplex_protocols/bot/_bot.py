@@ -48,6 +48,7 @@ from ._setup import (
     AddressSetup,
     ProfileSpec,
     plan_address_settings,
+    set_group_invitations,
     set_up_address,
     set_up_user,
     start_core,
@@ -155,6 +156,8 @@ class ResponderBot:
         business: make the address a business address.
         welcome: the welcome message of the address (sent on connection, shown in the link
             data).
+        join_groups: accept group invitations automatically (the core's auto-accept
+            setting), so that the bot answers ``/_call`` in the groups it is added to.
         data_dir: the bot's private data folder (mode 0700): its settings, the MCP
             ``requestState`` secret, the A2A task database and context pins, and with
             ``--core lib`` the chat database. Default:
@@ -198,6 +201,7 @@ class ResponderBot:
         serves: Sequence[str] | None = DEFAULT_SERVES,
         business: bool = False,
         welcome: str | None = None,
+        join_groups: bool = False,
         data_dir: str | os.PathLike[str] | None = None,
         task_database: str | os.PathLike[str] | None = None,
         rate_limit: RateLimit | None = None,
@@ -291,6 +295,7 @@ class ResponderBot:
         self._serves = tuple(serves) if serves is not None else None
         self._business = business
         self._welcome = welcome
+        self._join_groups = bool(join_groups)
         self._data = DataFolder(
             data_dir if data_dir is not None else default_data_folder(display_name)
         )
@@ -626,6 +631,7 @@ class ResponderBot:
                 await tg.start(responder.serve)
             await start_core(api, service_requests=bool(rpc_protocols))
             user, _ = await update_profile(api, user, self._profile, self._declarations)
+            await set_group_invitations(api, user, self._join_groups)
             address = await set_up_address(
                 api,
                 user_id,

@@ -25,14 +25,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from simplex_protocols.core import ChatAPI
+from simplex_protocols.core import ChatAPI, commands
 from simplex_protocols.declarations import ProtocolDeclarations, with_protocols
+from simplex_protocols.errors import UnexpectedResponseError
 
 __all__ = [
     "AddressSetup",
     "ProfileSpec",
     "plan_address_settings",
     "plan_profile",
+    "set_group_invitations",
     "set_up_address",
     "set_up_user",
     "start_core",
@@ -232,6 +234,27 @@ async def update_profile(
     updated = await api.update_profile(int(user["userId"]), planned)
     logger.info("Updated the bot's profile %r", spec.display_name)
     return dict(updated), True
+
+
+async def set_group_invitations(api: ChatAPI, user: Mapping[str, Any], accept: bool) -> bool:
+    """Make the core accept group invitations automatically, or not, when it does otherwise.
+
+    Returns:
+        Whether the setting was changed.
+    """
+    if bool(user.get("autoAcceptGroupInvitations", False)) == accept:
+        return False
+    user_id = int(user["userId"])
+    response = await api.core.command(commands.set_auto_accept_group_invitations(user_id, accept))
+    if response.get("type") != "cmdOk":
+        raise UnexpectedResponseError(
+            ("cmdOk",),
+            str(response.get("type", "")),
+            response=response,
+            command="/_set accept group invitations",
+        )
+    logger.info("Group invitations are %s", "accepted" if accept else "no longer accepted")
+    return True
 
 
 async def set_up_address(api: ChatAPI, user_id: int, settings: Mapping[str, Any]) -> AddressSetup:

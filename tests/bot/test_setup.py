@@ -266,3 +266,20 @@ async def test_shutdown_before_serving_returns_at_once(tmp_path: Path) -> None:
         with anyio.fail_after(1):
             await bot.shutdown()
         assert not bot.running
+
+
+async def test_join_groups_sets_the_auto_accept_of_group_invitations(tmp_path: Path) -> None:
+    async with World() as world:
+        first = RecordingBackend(world.network.backend("acme"))
+        async with new_bot(tmp_path, world, join_groups=True).serving(first):
+            pass
+        again = RecordingBackend(world.network.backend("acme"))
+        async with new_bot(tmp_path, world, join_groups=True).serving(again):
+            pass
+        off = RecordingBackend(world.network.backend("acme"))
+        async with new_bot(tmp_path, world).serving(off):
+            pass
+    assert "/_set accept group invitations 1 on" in first.commands
+    # Sent only when the core's setting differs.
+    assert not [c for c in again.commands if c.startswith("/_set accept group invitations")]
+    assert "/_set accept group invitations 1 off" in off.commands
