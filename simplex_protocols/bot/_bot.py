@@ -536,7 +536,8 @@ class ResponderBot:
                         ),
                         clock=self._clock,
                     )
-            self._a2a_binding = await stack.enter_async_context(a2a_binding)
+            with _quiet_missing_interfaces():
+                self._a2a_binding = await stack.enter_async_context(a2a_binding)
             bindings.append(self._a2a_binding)
         guarded: list[Binding] = [GuardedBinding(b) for b in bindings]
         if self._log_contents:

@@ -4,6 +4,7 @@ conversation, tasks that survive a restart, and the Agent Card with the SimpleX 
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -142,3 +143,14 @@ async def test_without_a_card_one_is_made_from_the_profile(tmp_path: Path) -> No
             card = bot.agent_card_json()
     assert (card["name"], card["description"]) == ("Acme", "Echo agent")
     assert card["capabilities"]["streaming"] is True
+
+
+async def test_a_first_start_logs_no_warning_about_the_card(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)
+    async with World() as world:
+        bot = new_bot(tmp_path, world)
+        async with bot.serving(world.network.backend("acme")):
+            assert bot.running
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
