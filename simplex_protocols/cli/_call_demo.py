@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 
-from ._call_args import CLIError, ExitCode
+from ._call_args import ExitCode
 from ._call_console import Console
 from ._call_session import Environment
 from ._call_site import LocalSite, Page
@@ -279,6 +279,4 @@ async def _command(console: Console, env: Environment, argv: list[str]) -> int:
         console.line(f"  {line}" if line else "")
     for line in err.getvalue().splitlines():
         console.line(f"  {line}")
-    if status not in (0,) and status not in tuple(ExitCode):
-        raise CLIError(ExitCode.UNAVAILABLE, f"unexpected status {status}")
     return status

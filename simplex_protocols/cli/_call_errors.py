@@ -122,6 +122,8 @@ def failure_of(exc: BaseException) -> Failure:
         )
     if isinstance(exc, CallTimeoutError):
         return Failure(ExitCode.TIMED_OUT, str(exc), "the bot may still act on the request")
+    if isinstance(exc, TimeoutError):
+        return Failure(ExitCode.TIMED_OUT, "no answer in time", "the wait is set by --timeout")
     if isinstance(exc, ServiceError):
         code = exc.code if isinstance(exc.code, str) else str(exc.code)
         exit_code = _SERVICE_CODES.get(code, ExitCode.REMOTE_ERROR)

@@ -39,7 +39,7 @@ from simplex_protocols.rpc import KeyStore
 
 from ._call_args import CLIError, ExitCode, parse_call_arguments
 from ._call_console import Console
-from ._call_errors import Failure, exit_for_jsonrpc_error
+from ._call_errors import Failure, exit_for_jsonrpc_error, failure_of
 from ._call_render import render_a2a, render_discovery, render_mcp, render_plan
 from ._call_session import Environment, Session, key_folder, link_data_of, open_session
 
@@ -804,7 +804,34 @@ async def _website_address(
 
 
 async def run_call(options: argparse.Namespace, console: Console, env: Environment) -> int:
-    """``simplex-call TARGET METHOD [ARGS]``."""
+    """``simplex-call TARGET METHOD [ARGS]``.
+
+    A failure is reported with what was known of the call when it happened (in ``--json``:
+    the target, the address, the protocol, the request ...).
+    """
+    known: dict[str, Any] = {"target": options.target}
+    try:
+        outcome = await _call(options, console, env, known)
+    except Exception as exc:
+        return report_failure(console, failure_of(_single(exc)), known)
+    if console.json_mode:
+        console.json(outcome.to_json(console.notes))
+    else:
+        render_call(outcome, console)
+        if outcome.failure is not None:
+            console.error(outcome.failure.message, outcome.failure.hint)
+    return int(outcome.exit_code)
+
+
+def _single(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+async def _call(
+    options: argparse.Namespace, console: Console, env: Environment, known: dict[str, Any]
+) -> CallOutcome:
     target = classify_target(options.target)
     method: str = options.method
     protocol_hint = options.protocol or method_protocol(method)
@@ -817,7 +844,9 @@ async def run_call(options: argparse.Namespace, console: Console, env: Environme
             )
         else:
             async with console.step(f"reading the link data of {target.text}"):
-                plan = await plan_address(session.api, session.user_id, target.text)
+                with anyio.fail_after(options.timeout):
+                    plan = await plan_address(session.api, session.user_id, target.text)
+        known.update(address=plan.address, name=plan.display_name)
         for note in plan.notes:
             # Where the website and the link data disagree: `discover` shows it.
             console.record(note)
@@ -827,6 +856,7 @@ async def run_call(options: argparse.Namespace, console: Console, env: Environme
                 f"{target.text} is a {plan.kind.value} link; calls go to a contact address",
             )
         protocol = choose_protocol(options.protocol, method, plan)
+        known["protocol"] = protocol
         declared = plan.protocols.lookup(protocol)
         explicit = options.protocol is not None and options.transport != "auto"
         if declared is None and not explicit:
@@ -838,6 +868,7 @@ async def run_call(options: argparse.Namespace, console: Console, env: Environme
         if declared is None:
             console.note(f"{_who(plan)} does not declare {protocol}; calling it anyway")
         version = choose_version(protocol, declared, options.protocol_version)
+        known["version"] = version
         tokens = list(options.args)
         if protocol == "mcp":
             request = build_mcp_request(method, tokens, version, "rpc", env)
@@ -855,14 +886,18 @@ async def run_call(options: argparse.Namespace, console: Console, env: Environme
         spec = CallSpec(
             protocol, str(request["method"]), request, version, transport, signed, one_shot
         )
+        known.update(transport=transport, signed=signed, method=spec.method, request=request)
         key_store = KeyStore(key_folder(env.environ, options.key_dir)) if options.sign else None
 
         def for_chat() -> dict[str, Any]:
+            known.update(transport="chat", signed=False)
             if protocol == "mcp":
-                return build_mcp_request(method, tokens, version, "chat", env)
+                chat_request = build_mcp_request(method, tokens, version, "chat", env)
+                known["request"] = chat_request
+                return chat_request
             return request
 
-        outcome = await perform_call(
+        return await perform_call(
             session,
             plan,
             spec,
@@ -872,13 +907,6 @@ async def run_call(options: argparse.Namespace, console: Console, env: Environme
             rebuild_for_chat=for_chat,
             chat_allowed=options.transport == "auto" and declared is not None and declared.chat,
         )
-    if console.json_mode:
-        console.json(outcome.to_json(console.notes))
-    else:
-        render_call(outcome, console)
-        if outcome.failure is not None:
-            console.error(outcome.failure.message, outcome.failure.hint)
-    return int(outcome.exit_code)
 
 
 def _session_notes(session: Session) -> list[str]:

@@ -308,6 +308,7 @@ def _core_error(*tags: str) -> CoreError:
         (DiscoveryError("x", code="unreachable"), 65),
         (LinkError("x", code="bad_link_key"), 64),
         (CallTimeoutError("x", timeout=1), 68),
+        (TimeoutError(), 68),
         (UnsupportedProtocolError("unsupported_protocol"), 66),
         (UnsupportedVersionError("unsupported_version"), 66),
         (ConversationRequiredError("conversation_required"), 66),

@@ -206,6 +206,7 @@ async def test_conversation_required_falls_back_to_a_conversation_in_auto_mode(
     assert out["response"]["result"]["content"][0]["text"] == "order 7 is on its way"
     assert any("conversation_required" in n for n in out["notes"])
     assert rpc.status == 66
+    assert rpc.json()["request"]["params"]["name"] == "track" and rpc.json()["transport"] == "rpc"
     err = rpc.json()["error"]
     assert err["code"] == "not_supported"
     assert err["envelopeError"]["code"] == "conversation_required"
@@ -232,6 +233,16 @@ async def test_what_the_target_does_not_serve_is_status_66(tmp_path: Path) -> No
         auto = await s.cli(s.address, "tools/list", "--json")
         version = await s.cli(s.address, "tools/list", "--protocol-version", "2024-11-05", "--json")
     assert a2a.status == 66 and "does not declare a2a" in a2a.json()["error"]["message"]
+    failed = a2a.json()
+    assert failed["ok"] is False and failed["exitCode"] == 66
+    assert (failed["target"], failed["address"], failed["name"]) == (
+        s.address,
+        s.address,
+        "Acme Shop",
+    )
+    assert failed["protocol"] == "a2a" and "request" not in failed
+    sent = rpc.json()
+    assert sent["protocol"] == "mcp" and sent["version"] == "2026-07-28" and "request" not in sent
     assert rpc.status == 66 and "Service RPC" in rpc.json()["error"]["message"]
     assert auto.status == 0 and auto.json()["transport"] == "chat"
     assert version.status == 66
