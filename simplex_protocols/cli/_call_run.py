@@ -782,11 +782,13 @@ async def _website_address(
     for address in candidates:
         async with console.step(f"reading the link data of {address.title or address.address}"):
             try:
-                plan = await plan_address(
-                    session.api, session.user_id, address.address, website=address
-                )
-            except CoreError as exc:
-                console.note(f"{address.address}: link data not read ({exc.describe()})")
+                with anyio.fail_after(wait_s):
+                    plan = await plan_address(
+                        session.api, session.user_id, address.address, website=address
+                    )
+            except (CoreError, TimeoutError) as exc:
+                reason = exc.describe() if isinstance(exc, CoreError) else "timed out"
+                console.note(f"{address.address}: link data not read ({reason})")
                 continue
         if plan.kind is not LinkKind.CONTACT:
             continue
