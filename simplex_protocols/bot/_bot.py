@@ -707,16 +707,22 @@ class ResponderBot:
                                     data_dir=tmp_path).serving(network.backend("acme")) as bot:
                 ...  # call bot.address from another simulated user
 
-        The block starts once the bot is serving; leaving it stops the bot gracefully.
+        The block starts once the bot is serving; leaving it stops the bot gracefully (at
+        once, when the block raised).
         """
         try:
             async with anyio.create_task_group() as tg:
                 await tg.start(self.serve, core)
                 try:
                     yield self
-                finally:
+                except BaseException:
+                    # The block failed: stop at once (calls in flight are cut short and
+                    # answered with their error), rather than wait for a grace period.
                     with anyio.CancelScope(shield=True):
-                        await self.shutdown()
+                        await self.shutdown(grace_s=0)
+                    raise
+                with anyio.CancelScope(shield=True):
+                    await self.shutdown()
         except BaseExceptionGroup as group:
             raise _unwrap(group) from None
 

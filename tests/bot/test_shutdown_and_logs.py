@@ -155,3 +155,33 @@ async def test_log_contents_logs_requests_and_answers_for_debugging(
     assert len(contents) == 2
     assert '"item":"zeppelin"' in contents[0]
     assert "12 zeppelins are in stock." in contents[1]
+
+
+async def test_a_failing_serving_block_stops_at_once_and_still_answers(tmp_path: Path) -> None:
+    gates = Gates()
+    outcome: dict[str, Any] = {}
+    answered = anyio.Event()
+    async with World() as world:
+        alice = await world.caller("alice")
+        bot = new_bot(tmp_path, world, gates, shutdown_grace_s=600)
+        with anyio.fail_after(WAIT_S), pytest.raises(LookupError):
+            async with bot.serving(world.network.backend("acme")):
+
+                async def call() -> None:
+                    try:
+                        await alice.rpc.request(
+                            bot.address, "mcp", tool_call("wait", {"key": "never"})
+                        )
+                    except InternalServiceError as exc:
+                        outcome["rpc"] = exc
+                    answered.set()
+
+                assert world.tg is not None
+                world.tg.start_soon(call)
+                await gates.arrived("never").wait()
+                raise LookupError("the test's own failure")
+        # The grace period (600 s on a clock that does not move) was not waited for.
+        assert not bot.running
+        with anyio.fail_after(WAIT_S):
+            await answered.wait()
+    assert outcome["rpc"].code == "internal"
