@@ -77,6 +77,9 @@ def bind_port(port: int) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Accepted connections inherit it on Linux: a response written in two parts (headers,
+        # then body) is not held back by Nagle's algorithm waiting for a delayed ACK.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind(("127.0.0.1", port))
         sock.listen(128)
     except OSError as exc:
