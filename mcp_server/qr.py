@@ -40,16 +40,29 @@ def qr_lines(text: str, size: Literal["small", "large"] = "small") -> list[str]:
     lines: list[str] = []
     if size == "large":
         for row in rows:
-            lines.append("".join(f"\x1b[{_BG[dark]}m  " for dark in row) + _RESET)
+            lines.append(_line([(_BG[dark], "  ") for dark in row]))
         return lines
     if len(rows) % 2:
         rows.append([False] * len(rows[0]))
     for top, bottom in zip(rows[0::2], rows[1::2], strict=True):
-        cells: list[str] = []
+        cells: list[tuple[str, str]] = []
         for upper, lower in zip(top, bottom, strict=True):
             if upper == lower:
-                cells.append(f"\x1b[{_BG[upper]}m ")
+                cells.append((_BG[upper], " "))
             else:
-                cells.append(f"\x1b[{_FG[lower]};{_BG[upper]}m\u2584")
-        lines.append("".join(cells) + _RESET)
+                cells.append((f"{_FG[lower]};{_BG[upper]}", "\u2584"))
+        lines.append(_line(cells))
     return lines
+
+
+def _line(cells: list[tuple[str, str]]) -> str:
+    """Cells of (SGR parameters, text), an SGR sequence only where the parameters change."""
+    out: list[str] = []
+    current = ""
+    for sgr, text in cells:
+        if sgr != current:
+            out.append(f"\x1b[{sgr}m")
+            current = sgr
+        out.append(text)
+    out.append(_RESET)
+    return "".join(out)
