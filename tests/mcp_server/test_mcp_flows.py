@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from core_markdown import parse_text
-from mcp_sim import World, result_text, structured, text_of_item, world
+from mcp_sim import Peer, World, result_text, structured, text_of_item, world
 
 
 class Call:
@@ -546,3 +547,80 @@ async def test_peer_text_and_names_form_no_command_no_link_and_no_second_line(
                 "Action 1: connect to group  /approve 1, as itself",
                 "Action 2: connect to group x /approve 1, as itself",
             ]
+
+
+@pytest.mark.anyio
+async def test_a_reply_with_a_mention_in_a_group(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with world(tmp_path) as w:
+            await w.setup_owner()
+            club = w.network.add_user("club", display_name="Trail Club Host")
+            created = club.command(
+                f"/_group {club.user_id} "
+                + json.dumps({"displayName": "Trail Club", "fullName": ""})
+            )
+            group_id = created["groupInfo"]["groupId"]
+            link = club.command(f"/_create link #{group_id} member")["groupLink"][
+                "connLinkContact"
+            ]["connShortLink"]
+            switchback_user = w.network.add_user(
+                "switchback", display_name="Switchback", peer_type="human"
+            )
+            switchback = Peer(w.network, switchback_user)
+            async with anyio.create_task_group() as peers, AsyncExitStack() as stack:
+                await switchback.start(stack, peers)
+                await switchback.cmd(f"/_connect {switchback.user_id} incognito=off {link}")
+                joined = await switchback.wait_event(lambda e: e.get("type") == "userJoinedGroup")
+                switchback_group = f"#{joined['groupInfo']['groupId']}"
+                async with anyio.create_task_group() as tg:
+                    call = start(tg, w, "connect", {"target": link, "idle": 1})
+                    await approve_connect(w, 1, idle=1)
+                    chat = (await call.wait())["chat"]
+                await switchback.send_text(switchback_group, "Ridgecrest, $142")
+                await w.server.seen.until(
+                    lambda: "Ridgecrest, $142" in w.server.seen.received_texts(chat)
+                )
+                received = structured(await w.server.call("receive", {"chat": chat}))
+                quote = next(m for m in received["messages"] if m["text"] == "Ridgecrest, $142")
+                assert quote["from"] == "Switchback"
+                async with anyio.create_task_group() as tg:
+                    send = start(
+                        tg,
+                        w,
+                        "send",
+                        {
+                            "chat": chat,
+                            "text": "which size?",
+                            "reply_to": quote["item"],
+                            "mention": [quote["from_member"]],
+                            "idle": 1,
+                        },
+                    )
+                    card = await w.owner.wait_message(lambda t: f"/'approve {chat} 2'" in t)
+                    assert text_of_item(card) == (
+                        "I want to send a message to group Trail Club:\n"
+                        "`which size?`\n"
+                        "replying to Switchback: `Ridgecrest, $142`\n"
+                        "mentioning @Switchback\n"
+                        f"/'approve {chat} 2', /'approve {chat} all' or /'reject {chat} 2'"
+                    )
+                    await w.owner.say(f"/approve {chat} 2")
+                    got = await switchback.wait_event(
+                        lambda e: (
+                            e.get("type") == "newChatItems"
+                            and any(
+                                text_of_item(a["chatItem"]) == "@Switchback which size?"
+                                for a in e["chatItems"]
+                            )
+                        )
+                    )
+                    await w.clock.advance(600)
+                    assert (await send.wait())["status"] == "done"
+                item = next(
+                    a["chatItem"]
+                    for a in got["chatItems"]
+                    if text_of_item(a["chatItem"]) == "@Switchback which size?"
+                )
+                assert item["meta"]["userMention"] is True
+                assert item["quotedItem"]["content"]["text"] == "Ridgecrest, $142"
+                peers.cancel_scope.cancel()
