@@ -444,7 +444,8 @@ class Agent:
             if direction.get("type") != "groupRcv" or chat_info.get("groupChatScope") is not None:
                 return
             text = _str(_obj(_obj(chat_item.get("content")).get("msgContent")).get("text"))
-            if text is not None and text.startswith("/") and not self.lost:
+            # Once the server stops, no /approve starts a perform.
+            if text is not None and text.startswith("/") and not self.lost and not self.stopping:
                 try:
                     self._owner_commands_send.send_nowait(
                         (_obj(direction.get("groupMember")), text)

@@ -165,3 +165,61 @@ async def test_the_20_digit_alias_of_the_control_chat_is_refused(tmp_path: Path)
                 )
             listing = structured(await w.server.call("list"))
             assert all(c["chat"] != f"#{control_id}" for c in listing["chats"])
+
+
+@pytest.mark.anyio
+async def test_connect_errors_before_any_action(tmp_path: Path) -> None:
+    with anyio.fail_after(20):
+        async with world(tmp_path) as w:
+            link = next(line for line in w.server.log.lines if line.startswith("https://"))
+            cases = [
+                ({"target": "hello"}, "Not a SimpleX link or name: hello"),
+                (
+                    {"target": "@nobody.simplex"},
+                    "Name not found: This SimpleX name is not registered. Please check the name.",
+                ),
+                ({"target": link}, f"{link} can't be joined now: groupLink ownLink."),
+                (
+                    {"target": "#ridgeline.simplex", "message": "hi"},
+                    "message: #ridgeline.simplex is not a contact or business address with short link data, or its contact exists without a connection.",
+                ),
+            ]
+            for arguments, message in cases:
+                result = await w.server.call("connect", arguments)
+                assert result.is_error
+                assert result_text(result) == message
+            assert not any(line.startswith("Action ") for line in w.server.log.lines)
+
+
+@pytest.mark.anyio
+async def test_a_known_target_returns_known_without_an_action(tmp_path: Path) -> None:
+    with anyio.fail_after(20):
+        async with world(tmp_path) as w:
+            await w.setup_owner()
+            async with anyio.create_task_group() as tg:
+                results: dict[str, dict[str, Any]] = {}
+
+                async def connect() -> None:
+                    results["first"] = structured(
+                        await w.server.call("connect", {"target": "@directory.simplex", "idle": 1})
+                    )
+
+                tg.start_soon(connect)
+                await w.owner.wait_message(lambda t: "/'approve 1'" in t)
+                await w.owner.say("/approve 1")
+                await w.server.seen.until(
+                    lambda: any(e["type"] == "contactConnected" for e in w.server.seen.events)
+                )
+                await w.clock.advance(1)
+            chat = results["first"]["chat"]
+            known = structured(await w.server.call("connect", {"target": "@directory.simplex"}))
+            assert "action" not in known
+            assert (
+                known["status"],
+                known["chat"],
+                known["connected"],
+                known["type"],
+                known["peer_type"],
+            ) == ("known", chat, True, "contact", "bot")
+            assert "messages" not in known
+            assert not any(line.startswith("Action 2") for line in w.server.log.lines)
