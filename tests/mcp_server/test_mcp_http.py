@@ -298,3 +298,49 @@ async def test_mode_host_marks_the_action_tools_as_needing_the_users_interaction
         "list": None,
         "leave": {"anthropic/requiresUserInteraction": True},
     }
+
+
+@pytest.mark.anyio
+async def test_in_the_2025_era_a_closed_request_connection_cancels_the_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = ManualClock()
+    with anyio.fail_after(10):
+        async with server(clock) as (http, agent, core):
+            stopped = anyio.Event()
+            uncollect = agent._uncollect
+
+            def watch(collector: Any) -> None:
+                uncollect(collector)
+                stopped.set()
+
+            monkeypatch.setattr(agent, "_uncollect", watch)
+            request = {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "method": "tools/call",
+                "params": {
+                    "name": "receive",
+                    "arguments": {"chat": "@4", "wait": 3600},
+                    "_meta": {"progressToken": "p1"},
+                },
+            }
+            headers = {
+                "Authorization": f"Bearer {TOKEN}",
+                "Accept": "application/json, text/event-stream",
+                "Content-Type": "application/json",
+                "MCP-Protocol-Version": "2025-11-25",
+            }
+            async with (
+                httpx.AsyncClient() as hc,
+                hc.stream("POST", http.url, json=request, headers=headers) as response,
+            ):
+                assert response.headers["content-type"].startswith("text/event-stream")
+                async for line in response.aiter_lines():
+                    if line.startswith("data:") and "notifications/progress" in line:
+                        assert "No new messages in @4; waiting until 2026-10-17 10:00 UTC." in line
+                        break
+            # the connection is closed without a result: the call ends, nothing is marked read
+            await stopped.wait()
+            assert "@4" not in agent._collectors
+            assert not any(c.startswith("/_read") for c in core.commands)
