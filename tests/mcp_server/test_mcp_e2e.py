@@ -45,9 +45,12 @@ async def test_setup_owner_joins_gets_the_greeting_and_the_register_hint(tmp_pat
 
 
 @pytest.mark.anyio
-async def test_directory_search_connect_card_approve_send_and_responses(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
+async def test_directory_search_connect_card_approve_send_and_responses(
+    tmp_path: Path, mode: str
+) -> None:
     with anyio.fail_after(30):
-        async with world(tmp_path) as w:
+        async with world(tmp_path, mode=mode) as w:
             await w.setup_owner()
             server, owner = w.server, w.owner
             async with anyio.create_task_group() as tg:
