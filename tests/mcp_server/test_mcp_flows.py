@@ -624,3 +624,29 @@ async def test_a_reply_with_a_mention_in_a_group(tmp_path: Path) -> None:
                 assert item["meta"]["userMention"] is True
                 assert item["quotedItem"]["content"]["text"] == "Ridgecrest, $142"
                 peers.cancel_scope.cancel()
+
+
+@pytest.mark.anyio
+async def test_a_connect_that_fails_after_approval(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with world(tmp_path) as w:
+            await w.setup_owner()
+            async with anyio.create_task_group() as tg:
+                call = start(tg, w, "connect", {"target": w.vendor_link})
+                await w.owner.wait_message(lambda t: "/'approve 1'" in t)
+                await w.vendor.cmd(f"/_delete_address {w.vendor.user_id}")
+                await w.owner.say("/approve 1")
+                result = await call.wait()
+            assert result["action"] == 1
+            assert result["status"] == "failed"
+            error = result["error"]
+            assert error
+            card = await w.owner.wait_message(lambda t: "failed:" in t)
+            assert (
+                text_of_item(card)
+                == f"I want to connect to business Ridgeline, as myself.\nApproved by Alice; failed: `{error}`."
+            )
+            await w.server.log.wait_line(
+                lambda line: line == f"Action 1 approved by Alice: failed: {error}."
+            )
+            assert structured(await w.server.call("list"))["actions"] == []
