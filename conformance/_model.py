@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from simplex_protocols.core import CoreOption
 
 __all__ = [
+    "FAILING_LEVELS",
     "SEVERITY",
     "CallerOptions",
     "CheckRun",
