@@ -54,6 +54,7 @@ from .control import (
     OwnerCommand,
     iso_time,
     list_reply,
+    owner_entries,
     parse_owner_command,
     pending_lines,
     utc_minutes,
@@ -532,13 +533,14 @@ class Agent:
             if kind in ("leftMember", "deletedMember"):
                 record["memberStatus"] = "left" if kind == "leftMember" else "removed"
             control.update_member(record)
-        if (
-            kind == "joinedGroupMember"
-            and self.config.owners is None
-            and isinstance(member_id, int)
-        ):
-            self._spawn(self._owner_joined, member_id)
-            return
+        if kind == "joinedGroupMember" and isinstance(member_id, int):
+            if self.config.owners is None:
+                self._spawn(self._owner_joined, member_id)
+                return
+            if not self.config.owners:
+                control.members.setdefault(member_id, dict(member))["memberStatus"] = "connected"
+                self._spawn(self._observer_joined, member_id)
+                return
         after = bool(self.approvers())
         self._had_approvers = after
         if before and not after and self.config.owners is None:
@@ -569,6 +571,36 @@ class Agent:
         )
         if self.config.register_hint:
             self.log.line(self.config.register_hint)
+
+    async def announce_restart(
+        self, member: Mapping[str, Any], humans: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """--owners without a list: log and post which --owners to restart with."""
+        if self.control is None:
+            return
+        terminal, chat = owner_entries(humans)
+        name = fold(ControlChat.member_name(member))
+        head = f"joined (member {member.get('groupMemberId')}). Restart the server with"
+        self.log.line(f"{name} {head} {terminal}")
+        try:
+            await self.control.post(f"{name_md(ControlChat.member_name(member))} {head} {chat}")
+        except CoreError as exc:
+            self.log.error(
+                f"Could not post in the agent control chat: {chat_error_text(exc.chat_error)}"
+            )
+
+    async def _observer_joined(self, member_id: int) -> None:
+        """A human joined by the observer link (--owners without a list)."""
+        control = self.control
+        if control is None:
+            return
+        try:
+            await control.delete_link()
+        except CoreError as exc:
+            self.log.error(f"Could not delete the link: {chat_error_text(exc.chat_error)}")
+        member = control.members.get(member_id)
+        if member is not None:
+            await self.announce_restart(member, control.humans() or [member])
 
     async def _open_link(self) -> None:
         control = self.control

@@ -40,6 +40,7 @@ __all__ = [
     "control_menu",
     "cut_line",
     "list_reply",
+    "owner_entries",
     "parse_owner_command",
     "pending_lines",
     "utc_minutes",
@@ -132,6 +133,27 @@ def parse_owner_command(text: str) -> OwnerCommand | None:
     elif verb in ("pending", "list") and not args:
         return OwnerCommand(verb)
     return OwnerCommand("unknown")
+
+
+def owner_entries(members: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+    """The ``--owners`` value for these members: for the terminal and for the chat.
+
+    ``ID:NAME`` entries joined by commas, names folded to one line; in the terminal an entry
+    whose NAME has characters other than letters, digits, ``_`` and ``-`` is in single quotes
+    (``'`` as ``'\\''``); in the chat the whole option is a code span.
+    """
+    terminal: list[str] = []
+    plain: list[str] = []
+    for member in members:
+        name = fold(ControlChat.member_name(member))
+        entry = f"{member.get('groupMemberId')}:{name}"
+        plain.append(entry)
+        terminal.append(
+            entry
+            if re.fullmatch(r"[A-Za-z0-9_-]+", name)
+            else "'" + entry.replace("'", "'\\''") + "'"
+        )
+    return f"--owners {','.join(terminal)}", code_span(f"--owners {','.join(plain)}")
 
 
 def pending_lines(entries: Sequence[tuple[int, str, float]]) -> str:
@@ -371,6 +393,11 @@ class ControlChat:
         record = self.members.get(member_id)
         if record is not None:
             record["memberRole"] = role
+
+    async def remove_member(self, member_id: int) -> None:
+        """Remove one member (one member per call)."""
+        await self._command(f"/_remove {self.ref} {member_id}")
+        self.members.pop(member_id, None)
 
     # -- messages ----------------------------------------------------------------------------
 

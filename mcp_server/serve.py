@@ -33,7 +33,7 @@ from simplex_protocols.errors import (
 
 from .agent import Agent, AgentConfig
 from .cards import Outcome
-from .cli import VERSION, ApproveMode, ServeOptions
+from .cli import VERSION, ApproveMode, ServeOptions, UsageError
 from .control import CONTROL_DESCRIPTION, ControlChat, control_menu
 from .files import DataFolder, LockHeldError
 from .http import HttpServer, PortInUseError, bind_port, build_mcp_server
@@ -318,6 +318,7 @@ async def _run(
             sock,
             token,
         )
+        exit_code = 0
         async with anyio.create_task_group() as tg:
             await tg.start(agent.run)
             async with http.running():
@@ -326,21 +327,30 @@ async def _run(
                         await _owner_start(agent, control, display, options, log)
                     except CoreError as exc:
                         log.error(f"Chat core: {chat_error_text(exc.chat_error)}")
-                log.line(f"Listening on {http.url}")
-                if started is not None:
-                    started(ServerInfo(http.url, http.port, token, display, agent))
-                tg.start_soon(_event_loop, agent, events, log)
-                await (stop.wait() if stop is not None else anyio.sleep_forever())
-                agent.stopping = True
-            await _stop(agent, log)
+                    except UsageError as exc:
+                        log.error(exc.message)
+                        exit_code = 2
+                if exit_code == 0:
+                    log.line(f"Listening on {http.url}")
+                    if started is not None:
+                        started(ServerInfo(http.url, http.port, token, display, agent))
+                    tg.start_soon(_event_loop, agent, events, log)
+                    await (stop.wait() if stop is not None else anyio.sleep_forever())
+                    agent.stopping = True
+            if exit_code == 0:
+                await _stop(agent, log)
             tg.cancel_scope.cancel()
-        return 0
+        return exit_code
 
 
 async def _owner_start(
     agent: Agent, control: ControlChat, display: str, options: ServeOptions, log: Log
 ) -> None:
-    """ownerStart without --owners: the register hint, or a link for the first owner."""
+    """ownerStart: the register hint, a link for the first owner, or the owners of --owners.
+
+    Raises:
+        UsageError: an entry of ``--owners LIST`` is not a member of the agent control chat.
+    """
     if options.owners is None:
         if control.human_owners():
             log.line(register_hint(options))
@@ -353,15 +363,33 @@ async def _owner_start(
             f'Whoever joins by this link becomes an owner of "{fold(display)}" and approves its actions. To approve owners yourself, start with --owners.'
         )
         return
-    if not control.humans():
-        link = await control.create_link("observer")
-        print_link(log, link, options.qr_code)
-        log.line("The link adds an observer. Its ID and name are printed when it joins.")
+    humans = control.humans()
+    if not options.owners:
+        if not humans:
+            link = await control.create_link("observer")
+            print_link(log, link, options.qr_code)
+            log.line("The link adds an observer. Its ID and name are printed when it joins.")
+            return
+        await agent.announce_restart(humans[-1], humans)
         return
-    entries = ",".join(
-        f"{m.get('groupMemberId')}:{ControlChat.member_name(m)}" for m in control.humans()
-    )
-    log.line(f"Restart the server with --owners {shell_quote(entries)}")
+    by_id = {m.get("groupMemberId"): m for m in humans}
+    for entry in options.owners:
+        member = by_id.get(entry.member_id)
+        if member is None or ControlChat.member_name(member) != entry.name:
+            raise UsageError(
+                f"--owners: member {entry} is not in the agent control chat. Start with --reset-owners --owners, or use the IDs of current members."
+            )
+    listed = {entry.member_id for entry in options.owners}
+    for entry in options.owners:
+        if by_id[entry.member_id].get("memberRole") != "owner":
+            await control.set_role(entry.member_id, "owner")
+    for member in humans:
+        member_id = member.get("groupMemberId")
+        if isinstance(member_id, int) and member_id not in listed:
+            await control.remove_member(member_id)
+    await control.delete_link()
+    log.line(f"Owners: {','.join(str(entry) for entry in options.owners)}.")
+    log.line(register_hint(options))
 
 
 async def _event_loop(agent: Agent, events: Any, log: Log) -> None:

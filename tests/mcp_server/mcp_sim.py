@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from mcp_server.cli import ServeOptions
+from mcp_server.cli import OwnerEntry, ServeOptions
 from mcp_server.log import Log
 from mcp_server.serve import ServerInfo, serve
 from simplex_protocols._clock import Clock, ManualClock
@@ -303,6 +303,7 @@ async def agent_server(
     expire_hours: int = 23,
     mode: str = "2026-07-28",
     name: str = "my-agent",
+    owners: tuple[OwnerEntry, ...] | None = None,
 ) -> AsyncIterator[Running]:
     """Start ``simplex-mcp serve`` on the simulated network, with an MCP client connected to it."""
     log = LogLines()
@@ -319,7 +320,12 @@ async def agent_server(
         started.set()
 
     options = ServeOptions(
-        name=name, data=folder, display_name=display_name, port=0, expire_hours=expire_hours
+        name=name,
+        data=folder,
+        display_name=display_name,
+        port=0,
+        expire_hours=expire_hours,
+        owners=owners,
     )
     async with anyio.create_task_group() as tg:
 
@@ -415,7 +421,13 @@ class World:
     folder: Path | None = None
     servers: AsyncExitStack | None = None
 
-    async def restart(self, *, display_name: str = "My Agent", expire_hours: int = 23) -> Running:
+    async def restart(
+        self,
+        *,
+        display_name: str = "My Agent",
+        expire_hours: int = 23,
+        owners: tuple[OwnerEntry, ...] | None = None,
+    ) -> Running:
         """Stop the agent's server (its stop sequence runs) and start it again on the same data."""
         assert self.servers is not None and self.folder is not None
         await self.servers.aclose()
@@ -427,6 +439,7 @@ class World:
                 clock=self.clock,
                 display_name=display_name,
                 expire_hours=expire_hours,
+                owners=owners,
             )
         )
         return self.server
@@ -434,7 +447,11 @@ class World:
 
 @asynccontextmanager
 async def world(
-    tmp_path: Path, *, expire_hours: int = 23, mode: str = "2026-07-28"
+    tmp_path: Path,
+    *,
+    expire_hours: int = 23,
+    mode: str = "2026-07-28",
+    owners: tuple[OwnerEntry, ...] | None = None,
 ) -> AsyncIterator[World]:
     """Build the world, start every scripted user and the agent's server."""
     clock = ManualClock()
@@ -474,7 +491,12 @@ async def world(
         servers = AsyncExitStack()
         server = await servers.enter_async_context(
             agent_server(
-                network, tmp_path / "agent", clock=clock, expire_hours=expire_hours, mode=mode
+                network,
+                tmp_path / "agent",
+                clock=clock,
+                expire_hours=expire_hours,
+                mode=mode,
+                owners=owners,
             )
         )
         w = World(
