@@ -239,6 +239,14 @@ class GuardedApp:
     ) -> None:
         self._expected = f"Bearer {token}".encode()
         self._inner = inner
+        self._open: set[anyio.CancelScope] = set()
+        self._closed = False
+
+    def close_calls(self) -> None:
+        """End every request in progress (the server stops: open calls fail) and refuse new ones."""
+        self._closed = True
+        for scope in list(self._open):
+            scope.cancel()
 
     def set_token(self, token: str) -> None:
         self._expected = f"Bearer {token}".encode()
@@ -262,7 +270,15 @@ class GuardedApp:
         if host is None or not _local_host(host.decode("latin-1")):
             await _plain(send, 403, "Forbidden: Host")
             return
-        await self._inner(scope, receive, send)
+        if self._closed:
+            await _plain(send, 503, "The server is stopping.")
+            return
+        with anyio.CancelScope() as cancel:
+            self._open.add(cancel)
+            try:
+                await self._inner(scope, receive, send)
+            finally:
+                self._open.discard(cancel)
 
 
 class _QuietServer(uvicorn.Server):
@@ -319,5 +335,6 @@ class HttpServer:
 
     def close(self) -> None:
         """Stop accepting requests and end open calls."""
+        self.app.close_calls()
         self._server.should_exit = True
         self._server.force_exit = True

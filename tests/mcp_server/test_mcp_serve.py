@@ -200,3 +200,31 @@ async def test_a_new_link_when_no_owner_remains(tmp_path: Path) -> None:
             )
             result = await w.server.call("send", {"chat": "@1", "text": "x"})
             assert result.is_error
+
+
+@pytest.mark.anyio
+async def test_open_calls_fail_when_the_server_stops(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with world(tmp_path) as w:
+            await w.setup_owner()
+            failed: list[BaseException] = []
+            ended = anyio.Event()
+            server = w.server
+
+            async def connect() -> None:
+                try:
+                    await server.call("connect", {"target": "@directory.simplex"})
+                except Exception as exc:
+                    failed.append(exc)
+                ended.set()
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(connect)
+                await w.owner.wait_message(lambda t: "/'approve 1'" in t)
+                assert server.info.agent.book.get(1) is not None
+                http_stop = server.stop
+                http_stop.set()
+                await ended.wait()
+            assert failed, "the open call ended without an error"
+            await server.log.wait_line(lambda line: line == "Stopped.")
+            assert "Cancelled 1 action." in server.log.lines
