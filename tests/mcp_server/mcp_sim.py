@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from mcp_server.cli import OwnerEntry, ServeOptions
+from mcp_server.cli import ApproveMode, OwnerEntry, ServeOptions
 from mcp_server.log import Log
 from mcp_server.serve import ServerInfo, serve
 from simplex_protocols._clock import Clock, ManualClock
@@ -304,6 +304,7 @@ async def agent_server(
     mode: str = "2026-07-28",
     name: str = "my-agent",
     owners: tuple[OwnerEntry, ...] | None = None,
+    approve: ApproveMode = ApproveMode.REQUESTS,
 ) -> AsyncIterator[Running]:
     """Start ``simplex-mcp serve`` on the simulated network, with an MCP client connected to it."""
     log = LogLines()
@@ -326,6 +327,7 @@ async def agent_server(
         port=0,
         expire_hours=expire_hours,
         owners=owners,
+        approve=approve,
     )
     async with anyio.create_task_group() as tg:
 
@@ -452,6 +454,7 @@ async def world(
     expire_hours: int = 23,
     mode: str = "2026-07-28",
     owners: tuple[OwnerEntry, ...] | None = None,
+    approve: ApproveMode = ApproveMode.REQUESTS,
 ) -> AsyncIterator[World]:
     """Build the world, start every scripted user and the agent's server."""
     clock = ManualClock()
@@ -497,6 +500,7 @@ async def world(
                 expire_hours=expire_hours,
                 mode=mode,
                 owners=owners,
+                approve=approve,
             )
         )
         w = World(

@@ -4,12 +4,13 @@ made, the link deleted, a missing member refused)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
-from mcp_sim import LogLines, Owner, join_link, result_text, world
+from mcp_sim import LogLines, Owner, join_link, result_text, structured, text_of_item, world
 
-from mcp_server.cli import OwnerEntry, ServeOptions
+from mcp_server.cli import ApproveMode, OwnerEntry, ServeOptions
 from mcp_server.serve import serve
 from simplex_protocols.core import ChatCore
 
@@ -82,3 +83,43 @@ async def test_an_owners_entry_that_is_not_a_member_exits_2(tmp_path: Path) -> N
                 "--owners: member 2:Bob is not in the agent control chat. Start with --reset-owners --owners, or use the IDs of current members."
             ]
             assert not (tmp_path / "agent" / "lock").exists()
+
+
+@pytest.mark.anyio
+async def test_mode_host_performs_at_once_and_posts_outcome_cards(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with world(tmp_path, approve=ApproveMode.HOST) as w:
+            await w.setup_owner()
+            assert w.server.log.lines[2] == "Approval mode: host"
+            async with anyio.create_task_group() as tg:
+                result: dict[str, Any] = {}
+
+                async def connect() -> None:
+                    result.update(
+                        structured(
+                            await w.server.call(
+                                "connect", {"target": "@directory.simplex", "idle": 1}
+                            )
+                        )
+                    )
+
+                tg.start_soon(connect)
+                await w.server.seen.until(
+                    lambda: any(e["type"] == "contactConnected" for e in w.server.seen.events)
+                )
+                await w.clock.advance(1)
+            assert (result["action"], result["status"], result["connected"]) == (1, "done", True)
+            card = await w.owner.wait_message(
+                lambda t: t.startswith("I connected to bot SimpleX Directory")
+            )
+            assert text_of_item(card).endswith("\nPerformed without approval (mode host).")
+            assert not any("/'approve" in text_of_item(m) for m in w.owner.agent_messages())
+            await w.server.log.wait_line(
+                lambda line: line == "Action 1: performed without approval (mode host)."
+            )
+            await w.owner.say(f"/approve {result['chat']} all")
+            await w.owner.wait_message(lambda t: t.startswith("Approved for bot SimpleX Directory"))
+            listing = structured(await w.server.call("list"))
+            assert "approved" not in next(
+                c for c in listing["chats"] if c["chat"] == result["chat"]
+            )
