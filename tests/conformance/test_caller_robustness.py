@@ -1,0 +1,64 @@
+"""Clients that crash, hang, print garbage or cannot start: verdicts, never a hung harness."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance._model import CallerOptions, TargetUnreachableError, Verdict
+from conformance.caller import run_caller
+
+CHECKS = ("caller.every-reply-kept", "caller.command-format", "caller.unknown-error-final")
+
+
+def _python(code: str) -> str:
+    return shlex.join([sys.executable, "-c", code])
+
+
+def test_a_client_that_crashes_fails_the_checks_it_could_not_pass() -> None:
+    runs = run_caller(CallerOptions(command=_python("import sys; sys.exit(3)"), checks=CHECKS))
+    assert {r.outcome.verdict for r in runs} == {Verdict.FAIL}
+    details = " ".join(r.outcome.detail for r in runs)
+    assert "exited with status 3" in details or "no command arrived" in details
+    assert all(r.outcome.reproduce and "--filter" in r.outcome.reproduce for r in runs)
+
+
+def test_a_client_that_hangs_is_killed_after_its_bound() -> None:
+    started = time.monotonic()
+    runs = run_caller(
+        CallerOptions(command=_python("import time; time.sleep(60)"), checks=CHECKS, timeout_s=1.0)
+    )
+    assert time.monotonic() - started < 20
+    assert {r.outcome.verdict for r in runs} == {Verdict.FAIL}
+    result_checks = [r for r in runs if r.spec.id != "caller.command-format"]
+    assert all("killed" in r.outcome.detail for r in result_checks)
+
+
+def test_a_client_that_prints_garbage_breaks_the_contract() -> None:
+    runs = run_caller(
+        CallerOptions(command=_python("print('hello, world'); print('{oops')"), checks=CHECKS)
+    )
+    assert {r.outcome.verdict for r in runs} == {Verdict.FAIL}
+    every = next(r for r in runs if r.spec.id == "caller.every-reply-kept")
+    assert "not JSON" in every.outcome.detail
+    assert any(
+        e.get("text", "").startswith("the client broke the contract")
+        for e in every.outcome.transcript
+    )
+
+
+def test_a_client_that_cannot_be_started_is_unreachable(tmp_path: Path) -> None:
+    with pytest.raises(TargetUnreachableError, match="could not be started"):
+        run_caller(CallerOptions(command=str(tmp_path / "no-such-client"), checks=CHECKS))
+
+
+def test_a_client_that_supports_nothing_gets_na_not_green() -> None:
+    runs = run_caller(
+        CallerOptions(command=_python('print(\'{"unsupported": "not yet"}\')'), checks=CHECKS)
+    )
+    assert {r.outcome.verdict for r in runs} == {Verdict.NA}
+    assert all("not yet" in r.outcome.detail for r in runs)
