@@ -8,13 +8,15 @@ Sources:
 - the live checks (``conformance.live.all_checks()``) and the caller checks
   (``conformance.caller.all_checks()``), each a list of :class:`CheckSpec`; a registry module
   that is not installed counts as empty and is listed in :attr:`Coverage.missing_registries`;
-- ``conformance/exclusions.json``: requirements nothing checks, each with the reason, and
-  MUST checks no mutant can kill, each with the reason.
+- ``conformance/exclusions.json``: requirements nothing checks, each with the reason;
+  vector-testable requirements that cannot have both a valid and an invalid case, each with
+  the reason; and MUST checks no mutant can kill, each with the reason.
 
 The gate (:meth:`Coverage.problems`) fails when a MUST or MUST NOT requirement (by keyword or
 declarative) has neither a vector nor a check nor a recorded exclusion, when a vector or check
-names an unknown requirement or none at all, and when a recorded exclusion is stale (the
-requirement is checked after all, or is unknown).
+names an unknown requirement or none at all, when a requirement the index marks testable by
+vectors lacks a ``valid`` or an ``invalid`` case without a recorded reason, and when a recorded
+exclusion is stale (the requirement is checked after all, or is unknown).
 """
 
 from __future__ import annotations
@@ -46,9 +48,11 @@ EXCLUSIONS_PATH: Final = Path(__file__).with_name("exclusions.json")
 
 
 def exclusions(path: Path | None = None) -> dict[str, Any]:
-    """The recorded exclusions: ``{"requirements": {ID: reason}, "unkilled_checks": {check: reason}}``."""
+    """The recorded exclusions: ``{"requirements": {ID: reason}, "vectors_one_sided": {ID:
+    reason}, "unkilled_checks": {check: reason}}``."""
     data: dict[str, Any] = json.loads((path or EXCLUSIONS_PATH).read_text(encoding="utf-8"))
     data.setdefault("requirements", {})
+    data.setdefault("vectors_one_sided", {})
     data.setdefault("unkilled_checks", {})
     return data
 
@@ -95,6 +99,7 @@ class RequirementCoverage:
         vector_results: how many of those are ``valid``, ``invalid`` and ``acceptable``.
         checks: IDs of the live and caller checks that name it.
         excluded: the recorded reason nothing checks it (index or ``exclusions.json``).
+        one_sided: the recorded reason its vectors lack a valid or an invalid case.
     """
 
     id: str
@@ -106,6 +111,15 @@ class RequirementCoverage:
     vector_results: dict[str, int] = field(default_factory=dict)
     checks: list[str] = field(default_factory=list)
     excluded: str | None = None
+    one_sided: str | None = None
+
+    @property
+    def vector_gap(self) -> str | None:
+        """What a vector-testable requirement lacks (``"valid"``, ``"invalid"``, both), or ``None``."""
+        if "vector" not in self.testability:
+            return None
+        missing = [k for k in ("valid", "invalid") if not self.vector_results.get(k)]
+        return " and ".join(missing) or None
 
     @property
     def gated(self) -> bool:
@@ -134,6 +148,8 @@ class RequirementCoverage:
             "vector_results": dict(self.vector_results),
             "checks": list(self.checks),
             "excluded": self.excluded,
+            "vector_gap": self.vector_gap,
+            "one_sided": self.one_sided,
         }
 
 
@@ -163,6 +179,11 @@ class Coverage:
             for source, ids in sorted(self.unknown.items())
         ]
         out += [f"{source} names no requirement" for source in self.without_requirements]
+        out += [
+            f"{r.id} is testable by vectors but has no {r.vector_gap} case and no recorded reason"
+            for r in self.requirements
+            if r.vector_gap and not r.one_sided
+        ]
         out += self.stale_exclusions
         return out
 
@@ -263,6 +284,16 @@ def measure_coverage(
             stale.append(f"exclusions.json excludes {rid}, which is checked: remove the exclusion")
         elif cov.excluded is None:
             cov.excluded = f"exclusions.json: {reason}"
+    for rid, reason in sorted(recorded.get("vectors_one_sided", {}).items()):
+        if rid not in out:
+            stale.append(f"exclusions.json names unknown requirement {rid}")
+        elif out[rid].vector_gap is None:
+            stale.append(
+                f"exclusions.json records {rid} as one-sided, but it has valid and invalid cases "
+                "(or is not testable by vectors): remove the entry"
+            )
+        else:
+            out[rid].one_sided = reason
     return Coverage(
         requirements=list(out.values()),
         unknown=unknown,
@@ -296,6 +327,14 @@ def render_coverage_text(coverage: Coverage) -> str:
     lines.append("")
     lines.append("vectors: count (valid/invalid/acceptable)")
     lines.append("")
+    sided = [r for r in coverage.requirements if r.vector_gap]
+    if sided:
+        lines.append(
+            f"vector-testable requirements without a valid or an invalid case ({len(sided)}):"
+        )
+        for r in sided:
+            lines.append(f"  {r.id}: no {r.vector_gap} case: {r.one_sided or 'NO RECORDED REASON'}")
+        lines.append("")
     nothing = [r for r in coverage.requirements if not r.checked]
     if nothing:
         lines.append(f"requirements nothing checks ({len(nothing)}):")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shlex
 import sys
 import textwrap
@@ -306,3 +307,23 @@ def test_a_start_failure_is_a_driver_failure() -> None:
     with pytest.raises(DriverFailure) as info:
         driver.start()
     assert info.value.kind == "start"
+
+
+# ---------------------------------------------------------------------------- the documentation
+
+
+README = ROOT / "conformance" / "README.md"
+
+
+def test_readme_shows_the_example_driver_as_it_is() -> None:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("```python\n#!/usr/bin/env python3") + len("```python\n")
+    end = text.index("```\n", start)
+    assert text[start:end] == EXAMPLE.read_text(encoding="utf-8")
+
+
+def test_readme_lists_every_operation_of_every_vector_file(vectors: Any) -> None:
+    text = README.read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `([a-z0-9_]+\.[a-z0-9_]+)` \|", text, flags=re.MULTILINE))
+    assert set(vectors.operations()) <= listed
+    assert listed - set(vectors.operations()) == set()
