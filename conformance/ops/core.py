@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from simplex_protocols.core import commands
 from simplex_protocols.errors import CommandArgumentError, ParseError
 
 from . import op
@@ -25,6 +24,8 @@ __all__: list[str] = []
 @op("core.service_request_command")
 def service_request_command(value: Any, args: Mapping[str, Any]) -> str:
     """The ``/_service_request`` command text."""
+    from simplex_protocols.core import commands  # the core client: imported on first use
+
     try:
         return commands.send_service_request(
             value["user_id"],
