@@ -12,6 +12,7 @@ message); errors after approval are results with ``status: "failed"``.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
@@ -80,7 +81,7 @@ from .messages import (
     message_of,
     peer_type_of,
 )
-from .text import fold, is_simplex_name, mention_name, name_md, parse_chat_ref
+from .text import code_span, fold, is_simplex_name, mention_name, name_md, parse_chat_ref
 from .waits import ChatCollector, wait_event
 
 __all__ = [
@@ -160,6 +161,29 @@ class NoProgress:
 
     async def progress(self, message: str) -> None:
         return None
+
+
+class _InFlight:
+    """Counts writes in progress (cards posted or edited) and wakes waiters when none is left."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    def __enter__(self) -> None:
+        if self.count == 0:
+            self._idle = anyio.Event()
+        self.count += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.count -= 1
+        if self.count == 0:
+            self._idle.set()
+
+    async def wait_idle(self) -> None:
+        while self.count:
+            await self._idle.wait()
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +294,10 @@ class Agent:
         self._print_link = print_link
         self._had_approvers = bool(self.approvers())
         self._performs: set[int] = set()
+        #: Cards being posted or edited (the stop waits for them).
+        self._card_writes = _InFlight()
+        #: Members outside ``--owners LIST`` already announced as owners that can't approve.
+        self._announced_outside: set[int] = set()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -295,6 +323,8 @@ class Agent:
 
     async def expire(self) -> None:
         """Expire pending actions whose time passed; delete decided ones after theirs (wall clock)."""
+        if self.stopping:  # the stop cancels what is pending
+            return
         now = self.clock.wall()
         for action in self.book.expire_due(now):
             self.log.line(f"Action {action.n} expired.")
@@ -526,6 +556,9 @@ class Agent:
                 self._lose_control_chat()
             return
         before = self._had_approvers
+        was_owner = isinstance(member_id, int) and any(
+            m.get("groupMemberId") == member_id for m in control.human_owners()
+        )
         if member:
             record = dict(member)
             if kind == "memberRole" and isinstance(event.get("toRole"), str):
@@ -541,11 +574,73 @@ class Agent:
                 control.members.setdefault(member_id, dict(member))["memberStatus"] = "connected"
                 self._spawn(self._observer_joined, member_id)
                 return
+        if self.config.owners and isinstance(member_id, int):
+            self._listed_owner_change(member_id, was_owner=was_owner)
         after = bool(self.approvers())
         self._had_approvers = after
         if before and not after and self.config.owners is None:
             self.log.line("No owners in the agent control chat.")
             self._spawn(self._open_link)
+
+    def _listed_owner_change(self, member_id: int, *, was_owner: bool) -> None:
+        """--owners LIST: an owner outside the list appeared, or an owner in the list is gone."""
+        control = self.control
+        assert control is not None and self.config.owners
+        record = control.members.get(member_id, {})
+        name = ControlChat.member_name(record)
+        head = f"(member {member_id})"
+        if member_id not in {entry.member_id for entry in self.config.owners}:
+            # members added in the app: joinedGroupMemberConnecting, connectedToGroupMember,
+            # memberRole; announced once, until the member stops being an owner
+            if record.get("memberRole") == "owner" and record.get("memberStatus") not in (
+                "left",
+                "removed",
+                "deleted",
+            ):
+                if member_id in self._announced_outside:
+                    return
+                self._announced_outside.add(member_id)
+                owners = [m for m in control.human_owners() if m.get("groupMemberId") != member_id]
+                terminal, chat = owner_entries(_by_member_id([*owners, record]))
+                tail = "is now an owner and can't approve actions yet. Restart the server with"
+                self._say(
+                    f"{fold(name)} {head} {tail} {terminal}",
+                    f"{name_md(name)} {head} {tail} {chat}",
+                )
+            else:
+                self._announced_outside.discard(member_id)
+            return
+        if not was_owner or any(
+            m.get("groupMemberId") == member_id for m in control.human_owners()
+        ):
+            return
+        remaining = _by_member_id(control.human_owners())
+        head += " is no longer an owner."
+        if remaining:
+            terminal, chat = owner_entries(remaining)
+            self._say(
+                f"{fold(name)} {head} Restart the server with {terminal}",
+                f"{name_md(name)} {head} Restart the server with {chat}",
+            )
+        else:
+            tail = "No owners remain: restart the server with"
+            self._say(
+                f"{fold(name)} {head} {tail} --reset-owners --owners",
+                f"{name_md(name)} {head} {tail} {code_span('--reset-owners --owners')}",
+            )
+
+    def _say(self, line: str, text: str) -> None:
+        """Log a line now, and post its chat form in the agent control chat."""
+        self.log.line(line)
+        self._spawn(self._post_notice, text)
+
+    async def _post_notice(self, text: str) -> None:
+        try:
+            await self._reply(text)
+        except CoreError as exc:
+            self.log.error(
+                f"Could not post in the agent control chat: {chat_error_text(exc.chat_error)}"
+            )
 
     async def _owner_joined(self, member_id: int) -> None:
         """A human joined by the link (no --owners): the link is deleted, the member is an owner."""
@@ -649,7 +744,7 @@ class Agent:
     async def owner_command(self, sender: Mapping[str, Any], text: str) -> None:
         """Run one owner command from ``sender`` (a member of the agent control chat)."""
         command = parse_owner_command(text)
-        if command is None:
+        if command is None or self.stopping:  # once the server stops, no /approve performs
             return
         await self.expire()
         if command.verb == "unknown":
@@ -765,9 +860,10 @@ class Agent:
         if action.card is None or not isinstance(card, Card) or self.control is None or self.lost:
             return
         try:
-            await self.control.edit(
-                action.card, card.outcome(outcome, by=action.decided_by, error=action.error)
-            )
+            with self._card_writes:
+                await self.control.edit(
+                    action.card, card.outcome(outcome, by=action.decided_by, error=action.error)
+                )
         except CoreError as exc:
             self.log.error(
                 f"Could not edit the card of action {action.n}: {chat_error_text(exc.chat_error)}"
@@ -778,9 +874,10 @@ class Agent:
         if not isinstance(card, Card) or self.control is None or self.lost:
             return
         try:
-            action.card = await self.control.post(
-                card.outcome(outcome, by=action.decided_by, error=action.error)
-            )
+            with self._card_writes:
+                action.card = await self.control.post(
+                    card.outcome(outcome, by=action.decided_by, error=action.error)
+                )
         except CoreError as exc:
             self.log.error(
                 f"Could not post the card of action {action.n}: {chat_error_text(exc.chat_error)}"
@@ -895,7 +992,7 @@ class Agent:
 
     async def _announce(self, action: Action) -> None:
         """Write the counter, then post the card or start the perform; not cancelled by the call."""
-        with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True), self._card_writes:
             data = dict(self._control_data)
             control_key = dict(_obj(data.get("simplexMcp")))
             control_key.update(control=True, nextAction=self.next_action)
@@ -909,6 +1006,11 @@ class Agent:
                         f"Could not write the action counter: {chat_error_text(exc.chat_error)}"
                     )
             if action.state is ActionState.PERFORMING:
+                if self.stopping:
+                    # mode host or a standing approval, and the server stops meanwhile: the
+                    # action is cancelled, not performed (the stop posts its card)
+                    action.extra["not_started"] = True
+                    return
                 self._start_perform(action, already=True)
                 return
             card = action.extra["card"]
@@ -1010,6 +1112,8 @@ class Agent:
         failed = action.error is not None
         if action.state is not ActionState.PERFORMING:
             return
+        # From here on, the stop leaves the action to this outcome (it is not interrupted).
+        action.extra["ended"] = True
         host = self.config.mode is ApproveMode.HOST
         by = fold(action.decided_by or "")
         if failed:
@@ -1908,6 +2012,99 @@ class Agent:
                 )
             )
         return entries
+
+    # ------------------------------------------------------------------ stop
+
+    async def stop_actions(self) -> int:
+        """The stop's work on actions; returns K, the pending and performing actions.
+
+        New actions are refused from now on; once the cards being posted are posted, pending
+        cards get the cancelled form and performing actions are marked interrupted (their
+        perform's end edits no card): an approved card gets the interrupted form, and an action
+        without a card yet (mode host, or a send under a standing approval) gets its card
+        posted in that form (or cancelled, when its perform never started). Returns once the
+        outcome edits of performs that ended before the stop are done too.
+        """
+        self.stopping = True
+        with anyio.CancelScope(shield=True):
+            await self._card_writes.wait_idle()
+            pending = self.book.pending()
+            performing = [
+                a
+                for a in self.book
+                if a.state is ActionState.PERFORMING and not a.extra.get("ended")
+            ]
+            for action in performing:
+                action.interrupted = True
+            for action in pending:
+                await self.edit_card(action, Outcome.CANCELLED)
+            host = self.config.mode is ApproveMode.HOST
+            for action in performing:
+                if action.extra.get("not_started"):
+                    await self._post_outcome(action, Outcome.CANCELLED)
+                elif action.card is not None:
+                    await self.edit_card(action, Outcome.INTERRUPTED)
+                else:
+                    await self._post_outcome(
+                        action, Outcome.HOST_INTERRUPTED if host else Outcome.INTERRUPTED
+                    )
+            await self._card_writes.wait_idle()
+        return len(pending) + len(performing)
+
+    async def wait_deliveries(self, limit_s: float, *, poll_s: float = 0.1) -> None:
+        """Wait until the control chat's pending deliveries are 0, polled, at most ``limit_s``.
+
+        An edit of a received card emits no status event, so the server asks the databases:
+        the agent connections of the control chat's members, then the messages not yet
+        delivered on them.
+        """
+        control = self.control
+        if control is None:
+            return
+        deadline = self.clock.now() + limit_s
+        with anyio.CancelScope(shield=True):
+            while True:
+                try:
+                    pending = await self._pending_deliveries(control.group_id)
+                except CoreError:
+                    return
+                now = self.clock.now()
+                if pending == 0 or now >= deadline:
+                    return
+                await self.clock.sleep(min(poll_s, deadline - now))
+
+    async def _pending_deliveries(self, group_id: int) -> int:
+        response = await self._command(
+            "/sql chat SELECT hex(agent_conn_id) FROM connections WHERE group_member_id IN "
+            f"(SELECT group_member_id FROM group_members WHERE group_id = {group_id})"
+        )
+        ids = [
+            row.strip().strip("'\"")
+            for row in response.get("rows") or []
+            if isinstance(row, str) and _HEX_ROW.fullmatch(row.strip().strip("'\""))
+        ]
+        if not ids:
+            return 0
+        listed = ",".join(f"'{conn_id}'" for conn_id in ids)
+        response = await self._command(
+            "/sql agent SELECT count(*) FROM snd_message_deliveries WHERE failed = 0 AND "
+            f"hex(conn_id) IN ({listed})"
+        )
+        rows = response.get("rows") or []
+        count = _COUNT_ROW.search(rows[0]) if rows and isinstance(rows[0], str) else None
+        return int(count.group(0)) if count else 0
+
+
+_HEX_ROW: Final = re.compile(r"[0-9A-Fa-f]{1,200}")
+_COUNT_ROW: Final = re.compile(r"[0-9]{1,18}")
+
+
+def _by_member_id(members: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    def key(member: Mapping[str, Any]) -> int:
+        member_id = member.get("groupMemberId")
+        return member_id if isinstance(member_id, int) else 0
+
+    return sorted(members, key=key)
 
 
 _MEMBERSHIP_EVENTS: Final = frozenset(

@@ -25,7 +25,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from simplex_protocols._wire import aeson_string_size, dumps
 from simplex_protocols.errors import CoreError
 
-from .text import code_span, fold, is_valid_name, name_md
+from .text import code_span, fold, is_valid_name, name_md, shell_quote
 
 __all__ = [
     "COMMANDS_HELP",
@@ -148,10 +148,9 @@ def owner_entries(members: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
         name = fold(ControlChat.member_name(member))
         entry = f"{member.get('groupMemberId')}:{name}"
         plain.append(entry)
+        # an entry whose NAME has characters other than letters, digits, _ and - is quoted
         terminal.append(
-            entry
-            if re.fullmatch(r"[A-Za-z0-9_-]+", name)
-            else "'" + entry.replace("'", "'\\''") + "'"
+            entry if shell_quote(name) == name else "'" + entry.replace("'", "'\\''") + "'"
         )
     return f"--owners {','.join(terminal)}", code_span(f"--owners {','.join(plain)}")
 

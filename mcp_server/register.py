@@ -9,28 +9,19 @@ file), and a timeout from the expiry hours (plan "Register").
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from simplex_protocols._wire import dumps
 
 from .cli import RegisterOptions
 from .files import DataFolder
+from .text import shell_quote
 
 __all__ = ["claude_entry", "project_folder", "run_register", "shell_quote"]
-
-_SAFE_WORD: Final = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def shell_quote(text: str) -> str:
-    """Quote for the shell as the plan prints names and folders: single quotes, ``'`` as ``'\\''``."""
-    if _SAFE_WORD.fullmatch(text):
-        return text
-    return "'" + text.replace("'", "'\\''") + "'"
 
 
 def claude_entry(folder: Path, port: int, expire_hours: int) -> dict[str, Any]:

@@ -32,7 +32,6 @@ from simplex_protocols.errors import (
 )
 
 from .agent import Agent, AgentConfig
-from .cards import Outcome
 from .cli import VERSION, ApproveMode, ServeOptions, UsageError
 from .control import CONTROL_DESCRIPTION, ControlChat, control_menu
 from .files import DataFolder, LockHeldError
@@ -132,15 +131,34 @@ class _Start:
             await self.command(f"/_profile {user_id} {dumps(profile)}")
         return wanted
 
-    async def control_chat(self, user_id: int, display: str) -> tuple[Mapping[str, Any], int]:
-        """The agent control chat: the group with ``customData.simplexMcp.control``, or a new one."""
+    async def control_chat(self, user_id: int, display: str) -> tuple[Mapping[str, Any], int, bool]:
+        """The agent control chat: the group with ``customData.simplexMcp.control``, or a new one.
+
+        Returns the group, the action counter, and whether the group was created now.
+        """
         groups = (await self.command(f"/_groups {user_id}")).get("groups")
         for group in groups if isinstance(groups, list) else []:
             data = _obj(_obj(_obj(group).get("customData")).get("simplexMcp"))
             if data.get("control") is True:
                 n = data.get("nextAction")
-                return _obj(group), n if isinstance(n, int) and n > 0 else 1
-        return await self.create_control_chat(user_id, display, 1), 1
+                return _obj(group), n if isinstance(n, int) and n > 0 else 1, False
+        return await self.create_control_chat(user_id, display, 1), 1, True
+
+    async def reset_control_chat(
+        self, user_id: int, display: str, group: Mapping[str, Any], next_action: int
+    ) -> Mapping[str, Any]:
+        """--reset-owners: leave the control chat if needed, delete it (members notified), and
+        create a new one that keeps the action counter."""
+        group_ref = f"#{group.get('groupId')}"
+        membership = _obj(group.get("membership"))
+        # only an owner or a former member deletes a group
+        if (
+            membership.get("memberStatus") in _CURRENT_STATUSES
+            and membership.get("memberRole") != "owner"
+        ):
+            await self.command(f"/_leave {group_ref}")
+        await self.command(f"/_delete {group_ref} full notify=on")
+        return await self.create_control_chat(user_id, display, next_action)
 
     async def create_control_chat(self, user_id: int, display: str, n: int) -> Mapping[str, Any]:
         profile = {
@@ -163,6 +181,13 @@ class _Start:
             prefs["commands"] = control_menu()
             profile.update(displayName=display, groupPreferences=prefs)
             await self.command(f"/_group_profile #{group.get('groupId')} {dumps(profile)}")
+
+
+#: A current membership (memberCurrent): the agent may still post, so it leaves before it
+#: deletes a group where it is not an owner.
+_CURRENT_STATUSES: Final = frozenset(
+    {"introduced", "intro-inv", "accepted", "announced", "connected", "complete", "creator"}
+)
 
 
 def _is_lost(group: Mapping[str, Any]) -> bool:
@@ -210,6 +235,7 @@ async def serve(
     clock = clock if clock is not None else SystemClock()
     log = log if log is not None else Log()
     folder = DataFolder(options.data, random_bytes=random_bytes)
+    stopped = False
     try:
         folder.prepare()
         folder.acquire_lock()
@@ -236,12 +262,15 @@ async def serve(
             except CoreOptionError as exc:
                 log.error(f"--core: {exc}")
                 return 2
-        return await _run(options, core, folder, token, clock, log, started, stop)
+        code, stopped = await _run(options, core, folder, token, clock, log, started, stop)
+        return code
     except CoreConnectionError as exc:
         log.error(f"Chat core: {exc}")
         return 1
     finally:
         folder.release_lock()
+        if stopped:
+            log.line("Stopped.")
 
 
 async def _run(
@@ -253,7 +282,9 @@ async def _run(
     log: Log,
     started: Callable[[ServerInfo], None] | None,
     stop: anyio.Event | None,
-) -> int:
+) -> tuple[int, bool]:
+    """Run the started server until the stop; return the exit code and whether it stopped
+    normally (the stop sequence ran)."""
     async with core:
         start = _Start(options, core, folder, clock, log)
         events = core.events(buffer=EVENT_BUFFER)
@@ -263,7 +294,9 @@ async def _run(
             await start.command("/network socks=off smp-proxy=always smp-proxy-fallback=protected")
             await start.command("/_start")
             display = await start.update_profile(user_id)
-            group, next_action = await start.control_chat(user_id, display)
+            group, next_action, created = await start.control_chat(user_id, display)
+            if options.reset_owners and not created:
+                group = await start.reset_control_chat(user_id, display, group, next_action)
             lost = _is_lost(group)
             if lost:
                 log.line("The agent lost its control chat. Restart the server with --reset-owners.")
@@ -278,12 +311,12 @@ async def _run(
             await control.load_members()
         except CoreError as exc:
             log.error(f"Chat core: {chat_error_text(exc.chat_error)}")
-            return 1
+            return 1, False
         try:
             sock = bind_port(options.port)
         except PortInUseError as exc:
             log.error(str(exc))
-            return 1
+            return 1, False
         config = AgentConfig(
             name=options.name,
             display=display,
@@ -319,6 +352,13 @@ async def _run(
             token,
         )
         exit_code = 0
+        stopped = False
+        events_scope = anyio.CancelScope()
+
+        async def handle_events() -> None:
+            with events_scope:
+                await _event_loop(agent, events, log)
+
         async with anyio.create_task_group() as tg:
             await tg.start(agent.run)
             async with http.running():
@@ -334,13 +374,21 @@ async def _run(
                     log.line(f"Listening on {http.url}")
                     if started is not None:
                         started(ServerInfo(http.url, http.port, token, display, agent))
-                    tg.start_soon(_event_loop, agent, events, log)
+                    tg.start_soon(handle_events)
                     await (stop.wait() if stop is not None else anyio.sleep_forever())
+                    # the stop: new actions get "The server is stopping."
                     agent.stopping = True
+            # HTTP is closed here: the open calls have ended
             if exit_code == 0:
-                await _stop(agent, log)
+                # no more events, so no /approve starts a perform
+                events_scope.cancel()
+                count = await agent.stop_actions()
+                if count:
+                    log.line(f"Cancelled {count} action{'s' if count != 1 else ''}.")
+                await agent.wait_deliveries(DELIVERY_WAIT_S)
+                stopped = True
             tg.cancel_scope.cancel()
-        return exit_code
+        return exit_code, stopped
 
 
 async def _owner_start(
@@ -400,28 +448,6 @@ async def _event_loop(agent: Agent, events: Any, log: Log) -> None:
         log.error(f"Chat core events: {exc}")
     except CoreConnectionError as exc:
         log.error(f"Chat core: {exc}")
-
-
-async def _stop(agent: Agent, log: Log) -> None:
-    """Cancel pending actions, mark performing ones interrupted, edit their cards, log."""
-    pending = [a for a in agent.book if a.state.value == "pending"]
-    performing = [a for a in agent.book if a.state.value == "performing"]
-    with anyio.CancelScope(shield=True), anyio.move_on_after(DELIVERY_WAIT_S):
-        for action in pending:
-            await agent.edit_card(action, Outcome.CANCELLED)
-        for action in performing:
-            action.interrupted = True
-            outcome = (
-                Outcome.HOST_INTERRUPTED
-                if agent.config.mode is ApproveMode.HOST
-                else Outcome.INTERRUPTED
-            )
-            if action.card is not None and not action.standing:
-                await agent.edit_card(action, outcome)
-    count = len(pending) + len(performing)
-    if count:
-        log.line(f"Cancelled {count} action{'s' if count != 1 else ''}.")
-    log.line("Stopped.")
 
 
 def run_serve(options: ServeOptions) -> int:

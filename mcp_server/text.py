@@ -40,6 +40,7 @@ __all__ = [
     "mention_name",
     "name_md",
     "parse_chat_ref",
+    "shell_quote",
     "text_lines",
     "text_lines_md",
 ]
@@ -201,3 +202,18 @@ def parse_chat_ref(text: str) -> ChatRef | None:
         return None
     kind: Literal["@", "#"] = "@" if match.group(1) == "@" else "#"
     return ChatRef(kind, int(match.group(2)))
+
+
+def _shell_safe(ch: str) -> bool:
+    return ch.isalpha() or ch.isdecimal() or ch in "_-"
+
+
+def shell_quote(text: str) -> str:
+    """Quote for a POSIX shell as the plan prints ``--owners`` entries and folders.
+
+    Text of letters, digits, ``_`` and ``-`` only is kept; anything else is put in single
+    quotes, with ``'`` written as ``'\\''``: ``3:Alice Smith`` gives ``'3:Alice Smith'``.
+    """
+    if text and all(_shell_safe(ch) for ch in text):
+        return text
+    return "'" + text.replace("'", "'\\''") + "'"

@@ -273,6 +273,13 @@ class Running:
     stop: anyio.Event
     seen: AgentEvents
     exit_code: list[int] = field(default_factory=list)
+    crash_scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    finished: anyio.Event = field(default_factory=anyio.Event)
+
+    async def crash(self) -> None:
+        """End the server as a crash would: no stop sequence runs."""
+        self.crash_scope.cancel()
+        await self.finished.wait()
 
     async def call(
         self, tool: str, arguments: dict[str, Any] | None = None, **kwargs: Any
@@ -305,6 +312,8 @@ async def agent_server(
     name: str = "my-agent",
     owners: tuple[OwnerEntry, ...] | None = None,
     approve: ApproveMode = ApproveMode.REQUESTS,
+    reset_owners: bool = False,
+    new_token: bool = False,
 ) -> AsyncIterator[Running]:
     """Start ``simplex-mcp serve`` on the simulated network, with an MCP client connected to it."""
     log = LogLines()
@@ -328,21 +337,27 @@ async def agent_server(
         expire_hours=expire_hours,
         owners=owners,
         approve=approve,
+        reset_owners=reset_owners,
+        new_token=new_token,
     )
+    crash_scope = anyio.CancelScope()
+    finished = anyio.Event()
     async with anyio.create_task_group() as tg:
 
         async def run() -> None:
-            exit_code.append(
-                await serve(
-                    options,
-                    core=ChatCore(network.backend(name)),
-                    clock=clock,
-                    log=log,
-                    started=on_started,
-                    stop=stop,
+            with crash_scope:
+                exit_code.append(
+                    await serve(
+                        options,
+                        core=ChatCore(network.backend(name)),
+                        clock=clock,
+                        log=log,
+                        started=on_started,
+                        stop=stop,
+                    )
                 )
-            )
             started.set()
+            finished.set()
 
         tg.start_soon(run)
         await started.wait()
@@ -351,7 +366,7 @@ async def agent_server(
         info = holder[0]
         hc = create_mcp_http_client(headers={"Authorization": f"Bearer {info.token}"})
         async with hc, Client(streamable_http_client(info.url, http_client=hc), mode=mode) as mcp:
-            yield Running(network, info, log, mcp, stop, seen[0], exit_code)
+            yield Running(network, info, log, mcp, stop, seen[0], exit_code, crash_scope, finished)
         stop.set()
 
 
@@ -429,8 +444,12 @@ class World:
         display_name: str = "My Agent",
         expire_hours: int = 23,
         owners: tuple[OwnerEntry, ...] | None = None,
+        approve: ApproveMode = ApproveMode.REQUESTS,
+        reset_owners: bool = False,
+        new_token: bool = False,
     ) -> Running:
-        """Stop the agent's server (its stop sequence runs) and start it again on the same data."""
+        """Stop the agent's server (its stop sequence runs, unless it crashed) and start it
+        again on the same data."""
         assert self.servers is not None and self.folder is not None
         await self.servers.aclose()
         self.servers = AsyncExitStack()
@@ -442,6 +461,9 @@ class World:
                 display_name=display_name,
                 expire_hours=expire_hours,
                 owners=owners,
+                approve=approve,
+                reset_owners=reset_owners,
+                new_token=new_token,
             )
         )
         return self.server
