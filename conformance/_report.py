@@ -159,6 +159,8 @@ class Report:
         extra: command-specific sections of ``report.json`` (the selftest's kill matrix).
         failed_parts: reasons the command failed beyond its runs (the selftest's gates).
         appendix: extra text printed before the summary (the selftest's kill matrix).
+        measured_elsewhere: measurements that are not among ``runs`` (the selftest's mutant
+            runs), so that a run of them alone is not "nothing measured".
     """
 
     command: str
@@ -171,6 +173,7 @@ class Report:
     extra: dict[str, Any] = field(default_factory=dict)
     failed_parts: list[str] = field(default_factory=list)
     appendix: str = ""
+    measured_elsewhere: int = 0
 
     def __post_init__(self) -> None:
         for run in self.runs:
@@ -240,12 +243,16 @@ class Report:
 
     @property
     def exit_code(self) -> ExitCode:
-        """See :class:`ExitCode`; the first rule that applies wins: unreachable or nothing
-        measured (3), an unexpected failure or a failed selftest gate (1), a stale or expired
+        """See :class:`ExitCode`; the first rule that applies wins: unreachable (3), a failed
+        selftest gate (1), nothing measured (3), an unexpected failure (1), a stale or expired
         baseline entry (2), else 0."""
-        if self.unreachable is not None or not self.measured:
+        if self.unreachable is not None:
             return ExitCode.NOTHING_MEASURED
-        if self.unexpected_failures() or self.failed_parts:
+        if self.failed_parts:
+            return ExitCode.FAILED
+        if not self.measured and not self.measured_elsewhere:
+            return ExitCode.NOTHING_MEASURED
+        if self.unexpected_failures():
             return ExitCode.FAILED
         if self.baseline is not None and self.baseline.broken:
             return ExitCode.BASELINE
@@ -286,7 +293,7 @@ class Report:
         reasons: list[str] = []
         if self.unreachable:
             reasons.append(self.unreachable)
-        elif not self.measured:
+        elif not self.measured and not self.measured_elsewhere:
             reasons.append("no check measured the target")
         unexpected = len(self.unexpected_failures())
         if unexpected:
