@@ -154,10 +154,20 @@ class Owner(Peer):
     group_id: int | None = None
 
     async def join(self, link: str) -> None:
+        start = len(self.events)
         await self.cmd(f"/_connect plan {self.user_id} {link}")
         await self.cmd(f"/_connect {self.user_id} incognito=off {link}")
-        joined = await self.wait_event(lambda e: e.get("type") == "userJoinedGroup")
+        joined = await self.wait_event(lambda e: e.get("type") == "userJoinedGroup", start=start)
         self.group_id = int(joined["groupInfo"]["groupId"])
+
+    async def member_id_of(self, display_name: str) -> int:
+        """The member ID, in this user's database, of the control chat's member with that name."""
+        members = (await self.cmd(f"/_members {self.control}"))["group"]["members"]
+        return next(
+            int(m["groupMemberId"])
+            for m in members
+            if m["memberProfile"]["displayName"] == display_name
+        )
 
     @property
     def control(self) -> str:
@@ -306,7 +316,7 @@ async def agent_server(
     folder: Path,
     *,
     clock: Clock | None = None,
-    display_name: str = "My Agent",
+    display_name: str | None = "My Agent",
     expire_hours: int = 23,
     mode: str = "2026-07-28",
     name: str = "my-agent",
