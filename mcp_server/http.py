@@ -33,7 +33,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from simplex_protocols._wire import dumps
 from simplex_protocols.errors import CoreConnectionError, CoreError, SimplexError
@@ -273,12 +273,30 @@ class GuardedApp:
         if self._closed:
             await _plain(send, 503, "The server is stopping.")
             return
+        started = complete = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started, complete
+            if message["type"] == "http.response.start":
+                started = True
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                complete = True
+            await send(message)
+
         with anyio.CancelScope() as cancel:
             self._open.add(cancel)
             try:
-                await self._inner(scope, receive, send)
+                await self._inner(scope, receive, tracked)
             finally:
                 self._open.discard(cancel)
+        if cancel.cancelled_caught:
+            # the server stops: the call ends with a complete response, so the listener has
+            # nothing to complain about and the client sees the call end
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                if not started:
+                    await _plain(send, 503, "The server is stopping.")
+                elif not complete:
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 class _QuietServer(uvicorn.Server):
