@@ -10,11 +10,21 @@ Run: ``python bench/core.py``. Prints:
   ``serviceRequest`` event at a responder bot, ``/_service_response``, ``serviceResponse``),
   in process, and its ratio to a direct in-process call of the same handler.
 
-Each figure is the best of several runs (``time.perf_counter``).
+- the simulator at scale, in process through :class:`~simplex_protocols.core.ChatCore`:
+  reading a group chat with 10,000 unread messages the way the MCP server's ``receive`` does
+  (stats, the first unread, then pages of 100 after it, each page marked read), listing 1,000
+  chats in pages of 100 (``/_get chats … before=<ts>``), and a busy run (20 peers each sending
+  50 messages to one bot at once, the bot reading its events) with the CPU the network uses
+  while its clients sit idle afterwards.
+
+Each round-trip figure is the best of several runs (``time.perf_counter``); the scale figures
+are single runs (``time.perf_counter`` and ``time.process_time``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import time
 from typing import Any
 
@@ -123,6 +133,140 @@ def direct_call() -> float:
     return best
 
 
+# ---------------------------------------------------------------------------- scale
+
+UNREAD = 10_000
+CHATS = 1_000
+PEERS = 20
+PEER_MESSAGES = 50
+PAGE = 100
+
+
+def _group_with_unread(n: int) -> tuple[SimNetwork, int]:
+    """alice owns a group that bob joined; bob has sent ``n`` messages alice has not read."""
+    network = SimNetwork(seed=3)
+    alice = network.add_user("alice")
+    bob = network.add_user("bob")
+    created = alice.command(
+        f"/_group {alice.user_id} " + dumps({"displayName": "shop", "fullName": ""})
+    )
+    gid = int(created["groupInfo"]["groupId"])
+    link = alice.command(f"/_create link #{gid}")["groupLink"]["connLinkContact"]["connShortLink"]
+    bob.command(f"/_connect {bob.user_id} {link}")
+    bob_gid = next(iter(bob.core.db.groups))
+    for i in range(n):
+        bob.command(f"/_send #{bob_gid} text item {i}: trail shoes in stock, size {36 + i % 12}")
+    alice.command(f"/_read chat #{gid}")  # the join events; then only bob's messages are unread
+    for i in range(n):
+        bob.command(f"/_send #{bob_gid} text again {i}")
+    alice.core.backlog.clear()
+    bob.core.backlog.clear()
+    return network, gid
+
+
+async def drain_unread() -> tuple[float, int]:
+    """Seconds to read every unread message of a 10,000-unread group in pages of 100."""
+    network, gid = _group_with_unread(UNREAD)
+    drained = 0
+    async with ChatCore(network.backend("alice")) as core:
+        start = time.perf_counter()
+        stats = (await core.command(f"/_get chat #{gid} initial=1"))["chat"]["chatStats"]
+        pivot = int(stats["minUnreadItemId"])
+        first = await core.command(f"/_get chat #{gid} around={pivot} count=0")
+        items = first["chat"]["chatItems"]
+        while items:
+            ids = [int(i["meta"]["itemId"]) for i in items]
+            await core.command(f"/_read chat items #{gid} {','.join(map(str, ids))}")
+            drained += len(items)
+            page = await core.command(f"/_get chat #{gid} after={ids[-1]} count={PAGE}")
+            items = page["chat"]["chatItems"]
+        elapsed = time.perf_counter() - start
+    return elapsed, drained
+
+
+async def list_chats() -> tuple[float, int]:
+    """Seconds to list 1,000 group chats in pages of 100, newest first."""
+    from simplex_protocols._clock import ManualClock
+
+    clock = ManualClock()
+    network = SimNetwork(seed=4, clock=clock)
+    alice = network.add_user("alice")
+    for n in range(CHATS):
+        alice.command(
+            f"/_group {alice.user_id} " + json.dumps({"displayName": f"g{n}", "fullName": ""})
+        )
+        await clock.advance(0.001)  # chats differ in time, as in a real core (ms)
+    alice.core.backlog.clear()
+    listed = 0
+    async with ChatCore(network.backend("alice")) as core:
+        start = time.perf_counter()
+        command = f"/_get chats {alice.user_id} pcc=off count={PAGE}"
+        while True:
+            chats = (await core.command(command))["chats"]
+            listed += len(chats)
+            if len(chats) < PAGE:
+                break
+            info = chats[-1]["chatInfo"]
+            entity = info.get("groupInfo") or info.get("contact")
+            command = f"/_get chats {alice.user_id} pcc=off before={entity['chatTs']} count={PAGE}"
+        elapsed = time.perf_counter() - start
+    return elapsed, listed
+
+
+async def busy_run() -> tuple[float, float, float]:
+    """20 peers send 50 messages each to a bot at once; seconds until the bot has read them
+    all, then the CPU seconds the network uses in 0.5 s while every client sits idle."""
+    network = SimNetwork(seed=5)
+    bot = network.add_user("bot", peer_type="bot")
+    link = bot.create_address()
+    peers = []
+    for n in range(PEERS):
+        peer = network.add_user(f"peer{n}")
+        peer.command(f"/_connect {peer.user_id} {link}")
+        contact = next(c for c in peer.core.db.contacts.values() if c.conn_id is not None)
+        peers.append((peer.name, contact.contact_id))
+    for name in network.core_names:
+        network.core(name).backlog.clear()
+    total = PEERS * PEER_MESSAGES
+    async with contextlib.AsyncExitStack() as stack:
+        bot_core = await stack.enter_async_context(ChatCore(network.backend("bot")))
+        cores = [
+            await stack.enter_async_context(ChatCore(network.backend(name))) for name, _ in peers
+        ]
+        done = anyio.Event()
+
+        async def read_bot(ready: anyio.Event) -> None:
+            seen = 0
+            async with bot_core.events() as events:
+                ready.set()
+                async for event in events:
+                    if event.get("type") == "newChatItems":
+                        seen += len(event["chatItems"])
+                        if seen >= total:
+                            done.set()
+                            return
+
+        async def send_all(core: ChatCore, contact_id: int) -> None:
+            for i in range(PEER_MESSAGES):
+                await core.command(f"/_send @{contact_id} text message {i}")
+
+        async with anyio.create_task_group() as tg:
+            ready = anyio.Event()
+            tg.start_soon(read_bot, ready)
+            await ready.wait()
+            start = time.perf_counter()
+            async with anyio.create_task_group() as senders:
+                for core, (_, contact_id) in zip(cores, peers, strict=True):
+                    senders.start_soon(send_all, core, contact_id)
+            await done.wait()
+            elapsed = time.perf_counter() - start
+        cpu_start, wall_start = time.process_time(), time.perf_counter()
+        await anyio.sleep(0.5)
+        idle_cpu = time.process_time() - cpu_start
+        idle_wall = time.perf_counter() - wall_start
+    return elapsed, idle_cpu, idle_wall
+
+
 async def main() -> None:
     sim_rtt, size = await sim_command_round_trip()
     echo_rtt = await echo_round_trip(
@@ -140,6 +284,19 @@ async def main() -> None:
     print(f"Service RPC round trip through the simulator: {svc * 1e6:8.1f} us ({1 / svc:7.0f}/s)")
     print(f"direct in-process call of the same handler:   {direct * 1e6:8.1f} us")
     print(f"ratio (simulator / direct call):              {svc / direct:8.1f}x")
+    print()
+    seconds, drained = await drain_unread()
+    print(f"read {drained:,} unread in pages of {PAGE}:             {seconds * 1000:8.0f} ms")
+    seconds, listed = await list_chats()
+    print(f"list {listed:,} chats in pages of {PAGE}:                {seconds * 1000:8.0f} ms")
+    elapsed, idle_cpu, idle_wall = await busy_run()
+    print(
+        f"busy run, {PEERS} peers x {PEER_MESSAGES} messages to one bot:   {elapsed * 1000:8.0f} ms"
+        f" ({PEERS * PEER_MESSAGES / elapsed:,.0f} messages/s)"
+    )
+    print(
+        f"CPU while {PEERS + 1} clients sit idle afterwards:     {idle_cpu / idle_wall * 100:8.0f} %"
+    )
 
 
 if __name__ == "__main__":
