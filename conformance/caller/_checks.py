@@ -144,7 +144,7 @@ def _is_forged(reply: ReportedReply) -> bool:
 
 def _expected(run: ScenarioRun, label: str) -> list[SentMessage]:
     """The messages the client must keep for a call, in the order they were sent."""
-    return [m for m in run.sent if m.call == label and m.ok and (m.resume or m.step.expected)]
+    return [m for m in run.sent if m.call == label and m.ok and (m.follow_up or m.step.expected)]
 
 
 def _same(reply: ReportedReply, sent: SentMessage) -> bool:
@@ -418,7 +418,7 @@ def _mention_form(runs: Runs, transport: str) -> Outcome:
                     reqs,
                     f"{sid}: the command does not parse ({receipt.problem}): {receipt.text[:60]!r}",
                 )
-            if receipt.call != "main" or receipt.resume:
+            if receipt.call != "main" or receipt.follow_up:
                 continue
             checked += 1
             member = receipt.command.member
@@ -1195,7 +1195,7 @@ def _stream_resumed(runs: Runs, transport: str) -> Outcome:
             reqs, "the stream stopped without its end and the client did not send SubscribeToTask"
         )
     outcome = _result(run, "main", reqs)
-    ends = [m for m in run.sent if m.resume]
+    ends = [m for m in run.sent if m.follow_up]
     if ends and (outcome.final is None or dict(outcome.final) != ends[-1].message):
         return _fail(
             reqs, "the client resumed but did not report the resumed stream's end as final"
@@ -1203,5 +1203,52 @@ def _stream_resumed(runs: Runs, transport: str) -> Outcome:
     return Outcome(Verdict.PASS, "resumed with SubscribeToTask and read to the end")
 
 
-def checks_for(scenario: str) -> list[CallerCheck]:
-    return [c for c in CHECKS if scenario in c.scenarios]
+@_check(
+    "caller.mcp-input-required",
+    "an input_required result is continued by a fresh request: a new id, the same method and arguments, inputResponses and the requestState unchanged",
+    ("MCP-MSG-6",),
+    ("chat",),
+    ("mcp-input-required",),
+    protocols=("mcp",),
+)
+def _input_required(runs: Runs, transport: str) -> Outcome:
+    reqs = ("MCP-MSG-6",)
+    run = _run(runs, "mcp-input-required")
+    first = [r for r in run.receipts_of("main") if r.command is not None]
+    if not first:
+        return _nothing_sent({run.scenario.id: run}, reqs, "tools/call")
+    then = [r for r in run.chat_receipts if r.continued and r.command is not None]
+    if not then:
+        return _fail(
+            reqs, "the client did not continue the input_required result with a new request"
+        )
+    assert first[0].command is not None and then[0].command is not None
+    original, continued = first[0].command.request, then[0].command.request
+    params = continued.get("params")
+    params = params if isinstance(params, Mapping) else {}
+    before = original.get("params")
+    before = before if isinstance(before, Mapping) else {}
+    problems = []
+    if continued.get("id") == original.get("id"):
+        problems.append("it reuses the request id")
+    if continued.get("method") != original.get("method"):
+        problems.append(f"its method is {continued.get('method')!r}")
+    if params.get("name") != before.get("name") or params.get("arguments") != before.get(
+        "arguments"
+    ):
+        problems.append("its tool or arguments differ")
+    if params.get("requestState") != dialects.request_state("main"):
+        problems.append("requestState is not the one received, unchanged")
+    if params.get("inputResponses") != dialects.INPUT_RESPONSES:
+        problems.append("inputResponses are not the answers given")
+    if problems:
+        return _fail(
+            reqs, "the continuation is not a fresh request of the same call: " + "; ".join(problems)
+        )
+    outcome = _result(run, "main", reqs)
+    ends = [m for m in run.sent if m.follow_up]
+    if ends and (outcome.final is None or dict(outcome.final) != ends[-1].message):
+        return _fail(reqs, "the client did not report the continuation's answer as final")
+    return Outcome(
+        Verdict.PASS, "continued with a fresh request carrying inputResponses and requestState"
+    )

@@ -141,6 +141,8 @@ class CallSpec:
         credentials: service parameters that carry credentials (A2A: ``Authorization``),
             for the client to send where the spec allows it.
         retry: ``None``: make one attempt; otherwise the retry policy.
+        input_responses: MCP: the answers to give, by key, when the call's result is
+            ``input_required`` (the client then continues with a new request).
     """
 
     label: str
@@ -156,6 +158,7 @@ class CallSpec:
     sign: bool = False
     credentials: Mapping[str, str] = field(default_factory=dict)
     retry: RetryPolicy | None = None
+    input_responses: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -181,6 +184,8 @@ class CallSpec:
                 "max_attempts": self.retry.max_attempts,
                 "max_retry_after_s": self.retry.max_retry_after_s,
             }
+        if self.input_responses is not None:
+            out["input_responses"] = dict(self.input_responses)
         return out
 
     @classmethod
@@ -210,6 +215,9 @@ class CallSpec:
                 _int(r.get("max_attempts"), "call.retry.max_attempts"),
                 float(_number(r.get("max_retry_after_s"), "call.retry.max_retry_after_s")),
             )
+        input_responses = obj.get("input_responses")
+        if input_responses is not None:
+            input_responses = _object(input_responses, "call.input_responses")
         return cls(
             label=_string(obj.get("label"), "call.label"),
             protocol=_string(obj.get("protocol"), "call.protocol"),
@@ -224,6 +232,7 @@ class CallSpec:
             sign=obj.get("sign") is True,
             credentials=dict(credentials),
             retry=retry,
+            input_responses=input_responses,
         )
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "MCP_VERSIONS",
     "call_params",
     "final_message",
+    "input_required_result",
     "progress_message",
     "resume_messages",
     "stream_item",
@@ -159,3 +160,39 @@ def resume_messages(request: Mapping[str, Any], label: str, text: str) -> list[J
         },
     }
     return [working, done]
+
+
+#: The answers the context gives a client for the ``input_required`` scenario (MCP-MSG-6).
+INPUT_RESPONSES: Final = {"confirm": {"action": "accept", "content": {"confirmed": True}}}
+
+
+def request_state(label: str) -> str:
+    """The ``requestState`` of a call's ``input_required`` result (opaque to the client)."""
+    return f"conformance-state-{label}-5c1e"
+
+
+def input_required_result(request: Mapping[str, Any], label: str) -> JSON:
+    """An MCP ``input_required`` result asking one question (MCP-MSG-6): the client continues
+    with a new request carrying ``inputResponses`` and this ``requestState`` unchanged."""
+    return {
+        "jsonrpc": "2.0",
+        "id": _request_id(request),
+        "result": {
+            "resultType": "input_required",
+            "inputRequests": {
+                "confirm": {
+                    "method": "elicitation/create",
+                    "params": {
+                        "mode": "form",
+                        "message": "Proceed?",
+                        "requestedSchema": {
+                            "type": "object",
+                            "properties": {"confirmed": {"type": "boolean"}},
+                            "required": ["confirmed"],
+                        },
+                    },
+                }
+            },
+            "requestState": request_state(label),
+        },
+    }

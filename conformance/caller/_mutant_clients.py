@@ -496,6 +496,13 @@ class CredentialInMetadata(ReferenceClient):
         return request
 
 
+class InputRequiredReusedId(ReferenceClient):
+    """MCP-MSG-6 off: the continuation of an ``input_required`` result reuses the request id."""
+
+    def continuation_id(self, call: CallSpec, round_number: int) -> str | int:
+        return call.request_id
+
+
 class NoStreamResume(ReferenceClient):
     """A2A-STR-5 off: a stream that stopped is given up."""
 
@@ -644,6 +651,7 @@ MUTANT_CLIENTS: Final[Mapping[str, type[ReferenceClient]]] = {
     "client.method-renamed": MethodRenamed,
     "client.credential-in-metadata": CredentialInMetadata,
     "client.no-stream-resume": NoStreamResume,
+    "client.input-required-reused-id": InputRequiredReusedId,
     "client.split-command": SplitCommand,
     "client.double-space": DoubleSpace,
     "client.mention-unquoted": MentionUnquoted,

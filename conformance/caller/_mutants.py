@@ -92,6 +92,11 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
     ),
     _m("no-stream-resume", ("A2A-STR-5",), "gives up on a stream that lost replies"),
     _m(
+        "input-required-reused-id",
+        ("MCP-MSG-6",),
+        "continues an input_required result with a request that reuses the first one's id",
+    ),
+    _m(
         "split-command",
         ("CALL-SIZE-1",),
         "sends a command too large for one message in several messages",

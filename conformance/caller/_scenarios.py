@@ -74,7 +74,7 @@ class ChatStep:
         by: the peer (a key of :data:`PEER_NAMES`).
         kind: ``progress`` (a message that does not end the answer), ``final`` (the message
             that ends it), ``text`` (not a protocol message), ``submitted`` (the first item of
-            an A2A stream, naming its task).
+            an A2A stream, naming its task), ``input`` (an MCP ``input_required`` result).
         after_s: seconds after the command reached the call's callee.
         quote: ``command`` (the client's command), ``earlier`` (an earlier command in the same
             chat) or ``none``. A peer that did not receive the command (a third party) writes
@@ -134,6 +134,8 @@ class CallPlan:
         method: the method, when not the dialect's default.
         steps: the chat script.
         resume: the answer to a SubscribeToTask for this call's task (A2A-STR-5).
+        input_required: the call's first answer is an MCP ``input_required`` result; the
+            bot answers its continuation (MCP-MSG-6).
         answers: the Service RPC answers, one per attempt (the last one repeats).
         sign: ask the client to sign (Service RPC).
         credentials: give the client a credential (A2A ``Authorization``).
@@ -151,6 +153,7 @@ class CallPlan:
     method: str | None = None
     steps: tuple[ChatStep, ...] = ()
     resume: bool = False
+    input_required: bool = False
     answers: tuple[RPCStep, ...] = ()
     sign: bool = False
     credentials: bool = False
@@ -450,6 +453,22 @@ SCENARIOS: Final[tuple[Scenario, ...]] = (
             CallPlan("other-rpc", "rpc", "bot2", "other", 22, answers=(RPCStep(),), sign=True),
         ),
         second_bot=True,
+    ),
+    Scenario(
+        "mcp-input-required",
+        "an MCP tool answers input_required: the client continues with a new request",
+        "mcp",
+        (
+            CallPlan(
+                "main",
+                "chat",
+                "bot",
+                "needs input",
+                1,
+                steps=(ChatStep("bot", "input", 0.0),),
+                input_required=True,
+            ),
+        ),
     ),
     Scenario(
         "a2a-stream-resume",

@@ -25,7 +25,6 @@ from websockets.exceptions import ConnectionClosed
 
 from simplex_protocols import _wire
 from simplex_protocols._clock import Clock, ManualClock, SystemClock
-from simplex_protocols.bindings import a2a, mcp
 from simplex_protocols.chat_call import CallCommand, format_call_command, parse_call_command
 from simplex_protocols.core import ChatCore, event_type
 from simplex_protocols.errors import (
@@ -97,6 +96,7 @@ class ChatReceipt:
         call: the label of the call it belongs to (``None``: not a command of any call).
         command: the parsed command; ``None`` with ``problem`` when it does not parse.
         resume: it is a SubscribeToTask for a call's task.
+        continued: it is the continuation of a call's ``input_required`` result.
     """
 
     t: float
@@ -109,11 +109,21 @@ class ChatReceipt:
     command: CallCommand | None = None
     problem: str | None = None
     resume: bool = False
+    continued: bool = False
+
+    @property
+    def follow_up(self) -> bool:
+        """A command that follows a call's first one (a resume, a continuation)."""
+        return self.resume or self.continued
 
 
 @dataclass(slots=True)
 class RPCReceipt:
-    """A Service RPC request a responder received, and what it answered."""
+    """A Service RPC request a responder received, and what it answered.
+
+    ``t`` is when the responder read the request, ``t_answered`` when it handed its answer to
+    its core (before the client could read it).
+    """
 
     t: float
     peer: str
@@ -127,7 +137,7 @@ class RPCReceipt:
 
 @dataclass(slots=True)
 class SentMessage:
-    """A message a peer sent in a call's script (or in answer to a resume)."""
+    """A message a peer sent in a call's script, or in answer to a follow-up command."""
 
     t: float
     call: str
@@ -137,7 +147,7 @@ class SentMessage:
     text: str
     ok: bool
     error: str | None = None
-    resume: bool = False
+    follow_up: bool = False
 
 
 @dataclass(slots=True)
@@ -168,7 +178,7 @@ class ScenarioRun:
         raise KeyError(label)
 
     def receipts_of(self, label: str) -> list[ChatReceipt]:
-        return [r for r in self.chat_receipts if r.call == label and not r.resume]
+        return [r for r in self.chat_receipts if r.call == label and not r.follow_up]
 
     def rpc_of(self, label: str) -> list[RPCReceipt]:
         return [r for r in self.rpc_receipts if r.call == label]
@@ -433,9 +443,15 @@ class Stage:
         assert client is not None
         plan = self.scenario.calls[0]
         call = self._context_call(plan)
+        # The bindings bring their SDKs along: imported only for this scenario.
+        request: JSON
         if self.protocol == "mcp":
+            from simplex_protocols.bindings import mcp
+
             request = mcp.build_request(call.method, call.params, request_id=call.request_id)
         else:
+            from simplex_protocols.bindings import a2a
+
             request = a2a.build_a2a_request(call.method, call.params, request_id=call.request_id)
         text = format_call_command(self.protocol, request)
         bot_contact = self._contact_id(client, PEER_NAMES["bot"])
@@ -492,6 +508,7 @@ class Stage:
             sign=plan.sign,
             credentials=credentials,
             retry=RetryPolicy(3, 5.0) if plan.retry else None,
+            input_responses=dict(dialects.INPUT_RESPONSES) if plan.input_required else None,
         )
 
     def _context(self) -> JSON:
@@ -634,6 +651,12 @@ class Stage:
         plan = self._match(request, "chat", peer.key)
         if plan is None:
             return
+        params = request.get("params")
+        if plan.input_required and isinstance(params, Mapping) and "inputResponses" in params:
+            receipt.call, receipt.continued = plan.label, True
+            if peer.key == plan.callee:
+                self.start(self._play_continuation, peer, receipt, request)
+            return
         receipt.call = plan.label
         peer.items.setdefault(plan.label, item_id)
         peer.arrival(plan.label).set()
@@ -655,6 +678,8 @@ class Stage:
             return dialects.progress_message(self.protocol, request, plan.label, step.step)
         if step.kind == "submitted":
             return dialects.submitted_item(request, plan.label)
+        if step.kind == "input":
+            return dialects.input_required_result(request, plan.label)
         return dialects.final_message(self.protocol, request, plan.label, step.text)
 
     async def _send_step(self, plan: CallPlan, step: ChatStep, request: Mapping[str, Any]) -> None:
@@ -685,6 +710,21 @@ class Stage:
         if not ok:
             run.harness_errors.append(f"{step.by} could not send a {step.kind} message: {error}")
 
+    async def _play_continuation(
+        self, peer: _Peer, receipt: ChatReceipt, request: Mapping[str, Any]
+    ) -> None:
+        run = self.run
+        assert run is not None and receipt.call is not None
+        message = dialects.final_message(self.protocol, request, receipt.call, "done after input")
+        text = _wire.dumps(message)
+        ok, error = await peer.send(receipt.in_group, text, receipt.item_id)
+        step = ChatStep(peer.key, "final")
+        run.sent.append(
+            SentMessage(
+                self.now(), receipt.call, peer.key, step, message, text, ok, error, follow_up=True
+            )
+        )
+
     async def _play_resume(
         self, peer: _Peer, receipt: ChatReceipt, request: Mapping[str, Any]
     ) -> None:
@@ -696,7 +736,15 @@ class Stage:
             ok, error = await peer.send(receipt.in_group, text, receipt.item_id)
             run.sent.append(
                 SentMessage(
-                    self.now(), receipt.call, peer.key, step, message, text, ok, error, resume=True
+                    self.now(),
+                    receipt.call,
+                    peer.key,
+                    step,
+                    message,
+                    text,
+                    ok,
+                    error,
+                    follow_up=True,
                 )
             )
 
@@ -717,6 +765,9 @@ class Stage:
         receipt = RPCReceipt(self.now(), peer.key, envelope, signer_key, label, attempt)
         run.rpc_receipts.append(receipt)
         answer = self._rpc_answer(plan, attempt, envelope, signer_key)
+        # The time the answer is handed to the core: the client cannot have it sooner, so a
+        # delay measured from here is never shorter than the client's own wait.
+        answering = self.now()
         try:
             await peer.core.command(
                 f"/_service_response {peer.user.user_id} {request_id} {_wire.dumps(answer)}"
@@ -725,7 +776,7 @@ class Stage:
             run.harness_errors.append(f"{peer.key} could not answer a request: {exc}")
             return
         receipt.answer = answer
-        receipt.t_answered = self.now()
+        receipt.t_answered = answering
 
     def _rpc_answer(
         self,

@@ -16,6 +16,8 @@ What it does, call by call:
   limit is refused before it is sent (CALL-SIZE-1).
 - **A2A streams** that end without their final reply are resumed with SubscribeToTask for the
   task they named (A2A-STR-5).
+- **MCP ``input_required`` results** are continued by a fresh request with the answers the
+  context gives and the ``requestState`` unchanged (MCP-MSG-6).
 - **Service RPC calls** go through :class:`~simplex_protocols.transports.ServiceRPCRequester`:
   the request unchanged in the envelope (RPC-REQ-6), no envelope ``version`` for ``mcp`` and
   ``a2a`` (MCP-VER-3, A2A-SP-6), signed with a key kept for each responder (RPC-REQ-5,
@@ -197,6 +199,8 @@ class ReferenceClient:
         except MessageTooLargeError:
             # CALL-SIZE-1: one command is one message; an oversize one is not sent at all.
             return outcome(replies=replies, error={"code": "too_large"}, attempts=0)
+        if final is not None and call.protocol == "mcp" and call.input_responses is not None:
+            final = await self.continue_input(core, call, request, final, replies)
         if (
             final is None
             and call.protocol == "a2a"
@@ -229,6 +233,34 @@ class ReferenceClient:
         self.last_command_item = result.command_item_id
         replies.extend(reply_json(r) for r in result.replies)
         return result.response
+
+    def continuation_id(self, call: CallSpec, round_number: int) -> str | int:
+        """The id of the ``round_number``-th continuation: a fresh one (MCP-MSG-6)."""
+        return f"{call.request_id}-{round_number}"
+
+    async def continue_input(
+        self,
+        core: ChatCore,
+        call: CallSpec,
+        request: Mapping[str, Any],
+        final: Mapping[str, Any],
+        replies: list[JSON],
+    ) -> Mapping[str, Any] | None:
+        """MCP-MSG-6: an ``input_required`` result is continued by a fresh request."""
+        mcp = binding_helpers("mcp")
+        answer: Mapping[str, Any] | None = final
+        for round_number in range(1, 4):
+            if answer is None or not mcp.read_response(answer).input_required:
+                break
+            assert call.input_responses is not None
+            request = mcp.continue_request(
+                request,
+                mcp.read_response(answer),
+                call.input_responses,
+                request_id=self.continuation_id(call, round_number),
+            )
+            answer = await self.send_and_collect(core, call, request, replies)
+        return answer
 
     async def resume_stream(
         self, core: ChatCore, call: CallSpec, replies: list[JSON], *, in_group: bool
