@@ -545,3 +545,30 @@ async def world(
         finally:
             await w.servers.aclose()
         tg.cancel_scope.cancel()
+
+
+async def add_in_the_app(
+    w: World, stack: AsyncExitStack, tg: anyio.abc.TaskGroup, name: str, display: str, role: str
+) -> Owner:
+    """Alice adds a contact of hers to the agent control chat in the app, with ``role``."""
+    user = w.network.add_user(name, display_name=display, peer_type="human")
+    link = user.create_address()
+    person = Owner(w.network, user)
+    await person.start(stack, tg)
+    start = len(w.owner.events)
+    await w.owner.cmd(f"/_connect {w.owner.user_id} incognito=off {link}")
+    connected = await w.owner.wait_event(lambda e: e["type"] == "contactConnected", start=start)
+    contact_id = connected["contact"]["contactId"]
+    await w.owner.cmd(f"/_add {w.owner.control} {contact_id} {role}")
+    invited = await person.wait_event(lambda e: e["type"] == "receivedGroupInvitation")
+    person.group_id = int(invited["groupInfo"]["groupId"])
+    await person.cmd(f"/_join #{person.group_id}")
+    # the agent is introduced to the new member and connects to it
+    await w.server.seen.until(
+        lambda: any(
+            e["type"] == "connectedToGroupMember"
+            and e["member"]["memberProfile"]["displayName"] == display
+            for e in w.server.seen.events
+        )
+    )
+    return person

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+import shlex
 
 import anyio
 import pytest
+from core_markdown import parse_text
 
 from mcp_server.control import (
     COMMANDS_HELP,
@@ -14,11 +16,13 @@ from mcp_server.control import (
     OwnerCommand,
     cut_line,
     list_reply,
+    owner_entries,
     parse_owner_command,
     pending_lines,
     utc_minutes,
 )
 from mcp_server.qr import qr_lines, qr_modules
+from mcp_server.text import fold
 from simplex_protocols._wire import aeson_string_size
 
 WALL = 1_792_227_600.0  # 2026-10-17 09:00 UTC
@@ -169,3 +173,33 @@ def test_qr_code_small_and_large_layouts() -> None:
     # a module pair that differs is a lower half block with the bottom's foreground
     assert any("\u2584" in line for line in small)
     assert "\x1b[47m " in small[0]
+
+
+def _member(member_id: int, name: str) -> dict[str, object]:
+    return {"groupMemberId": member_id, "memberProfile": {"displayName": name}}
+
+
+def test_the_restart_command_for_the_terminal_and_for_the_chat() -> None:
+    terminal, chat = owner_entries([_member(3, "Alice"), _member(7, "Bob")])
+    assert terminal == "--owners 3:Alice,7:Bob"
+    assert chat == "`--owners 3:Alice,7:Bob`"
+
+
+def test_restart_entries_with_other_characters_are_quoted_for_the_shell() -> None:
+    terminal, chat = owner_entries(
+        [_member(3, "Alice Smith"), _member(4, "O'Neil"), _member(5, "Зоя_2-b")]
+    )
+    assert terminal == "--owners '3:Alice Smith','4:O'\\''Neil',5:Зоя_2-b"
+    assert chat == "`--owners 3:Alice Smith,4:O'Neil,5:Зоя_2-b`"
+
+
+@pytest.mark.parametrize(
+    "name", ["Eve\n/approve 1", "\x1b[31mEve\x1b[0m", "Eve`/approve 1`", " Eve ", "Eve\u2028x"]
+)
+def test_the_restart_command_in_the_chat_is_one_code_span_on_one_line(name: str) -> None:
+    terminal, chat = owner_entries([_member(3, name)])
+    assert "\n" not in terminal and "\x1b" not in terminal
+    (fragments,) = parse_text(chat)
+    assert [f.kind for f in fragments] == ["snippet"]
+    # the shell reads the terminal form back as one --owners value
+    assert shlex.split(terminal)[1] == "3:" + fold(name)

@@ -123,3 +123,7 @@ async def test_mode_host_performs_at_once_and_posts_outcome_cards(tmp_path: Path
             assert "approved" not in next(
                 c for c in listing["chats"] if c["chat"] == result["chat"]
             )
+            # /list shows no approval in mode host either
+            await w.owner.say("/list")
+            reply = await w.owner.wait_message(lambda t: t.startswith(f"{result['chat']}  "))
+            assert text_of_item(reply).split("\n")[0] == f"{result['chat']}  bot SimpleX Directory"

@@ -13,7 +13,16 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp_sim import Owner, World, agent_server, join_link, result_text, text_of_item, world
+from mcp_sim import (
+    Owner,
+    World,
+    add_in_the_app,
+    agent_server,
+    join_link,
+    result_text,
+    text_of_item,
+    world,
+)
 
 from mcp_server.cli import OwnerEntry
 
@@ -32,33 +41,6 @@ async def listed_alice(w: World) -> None:
     await join_as_observer(w.owner, join_link(w.server.log))
     await w.server.log.wait_line(lambda line: line.startswith("Alice joined (member 2)."))
     await w.restart(owners=(OwnerEntry(2, "Alice"),))
-
-
-async def add_in_the_app(
-    w: World, stack: AsyncExitStack, tg: anyio.abc.TaskGroup, name: str, display: str, role: str
-) -> Owner:
-    """Alice adds a contact of hers to the agent control chat in the app, with ``role``."""
-    user = w.network.add_user(name, display_name=display, peer_type="human")
-    link = user.create_address()
-    person = Owner(w.network, user)
-    await person.start(stack, tg)
-    start = len(w.owner.events)
-    await w.owner.cmd(f"/_connect {w.owner.user_id} incognito=off {link}")
-    connected = await w.owner.wait_event(lambda e: e["type"] == "contactConnected", start=start)
-    contact_id = connected["contact"]["contactId"]
-    await w.owner.cmd(f"/_add {w.owner.control} {contact_id} {role}")
-    invited = await person.wait_event(lambda e: e["type"] == "receivedGroupInvitation")
-    person.group_id = int(invited["groupInfo"]["groupId"])
-    await person.cmd(f"/_join #{person.group_id}")
-    # the agent is introduced to the new member and connects to it
-    await w.server.seen.until(
-        lambda: any(
-            e["type"] == "connectedToGroupMember"
-            and e["member"]["memberProfile"]["displayName"] == display
-            for e in w.server.seen.events
-        )
-    )
-    return person
 
 
 @pytest.mark.anyio

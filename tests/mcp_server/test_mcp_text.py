@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -16,6 +18,7 @@ from mcp_server.text import (
     mention_name,
     name_md,
     parse_chat_ref,
+    shell_quote,
     text_lines_md,
 )
 
@@ -142,3 +145,11 @@ def test_every_code_span_line_is_a_snippet_for_the_core_parser(text: str) -> Non
 )
 def test_dangerous_names_become_code_spans(name: str) -> None:
     assert name_md(name).startswith("`")
+
+
+def test_shell_quote_keeps_letters_digits_underscores_and_hyphens_of_any_script() -> None:
+    assert shell_quote("Алиса_1-x") == "Алиса_1-x"
+    assert shell_quote("") == "''"
+    assert shell_quote("/home/alice/.simplex-mcp/my-agent") == "'/home/alice/.simplex-mcp/my-agent'"
+    assert shell_quote("it's") == "'it'\\''s'"
+    assert shlex.split(shell_quote("a 'b' $c")) == ["a 'b' $c"]
