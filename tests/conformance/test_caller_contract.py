@@ -67,7 +67,19 @@ def test_a_call_round_trips_through_its_json() -> None:
     )
     _, calls = parse_context(_context([spec.to_json()]))
     assert calls == [spec]
-    rpc = CallSpec("y", "mcp", "rpc", "tools/list", {}, 2, (), 1.0, target="simplex:/x", sign=True)
+    rpc = CallSpec(
+        "y",
+        "mcp",
+        "rpc",
+        "tools/call",
+        {},
+        2,
+        (),
+        1.0,
+        target="simplex:/x",
+        sign=True,
+        input_responses={"confirm": {"action": "accept"}},
+    )
     assert parse_context(_context([rpc.to_json()]))[1] == [rpc]
 
 
@@ -206,3 +218,24 @@ def test_the_scenarios_are_listed_in_a_stable_order() -> None:
     assert scenario_ids()[:2] == ["chat-direct", "chat-interleaved"]
     read = {sid for check in CHECKS for sid in check.scenarios}
     assert read <= set(scenario_ids())
+
+
+def test_the_documentation_lists_every_check_mutant_and_scenario() -> None:
+    import re
+
+    from conformance.caller import mutants
+
+    text = (Path(__file__).parents[2] / "docs" / "conformance-caller.md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    first = {name for row in rows for name in re.findall(r"^\| `([^`]+)`", row)}
+    assert {s.id for s in all_checks()} <= first
+    assert {m.name for m in mutants()} <= first
+    assert set(scenario_ids()) <= first
+    documented_checks = {name for name in first if name.startswith("caller.")}
+    assert documented_checks == {s.id for s in all_checks()}
+    for mutant in mutants():
+        row = next(r for r in rows if r.startswith(f"| `{mutant.name}`"))
+        assert ", ".join(mutant.requirements) in row, mutant.name
+    for spec in all_checks():
+        row = next(r for r in rows if r.startswith(f"| `{spec.id}`"))
+        assert f"| {', '.join(spec.requirements)} |" in row, spec.id
