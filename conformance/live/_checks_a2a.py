@@ -415,40 +415,105 @@ def _end_problems(answer: Answer) -> list[str]:
     return problems
 
 
+async def _stream_of_three(ctx: CheckContext) -> tuple[JSON, Answer]:
+    """SendStreamingMessage ``tck-stream-3``, sent once and judged by the stream checks."""
+    await needs_a2a_fixture(ctx)
+
+    async def send() -> tuple[JSON, Answer]:
+        params = send_message_params(f"tck-stream-3-{ctx.next_id()}", "stream")
+        request = a2a_request(ctx, "SendStreamingMessage", params)
+        return request, await ctx.call(request)
+
+    return await ctx.shared("a2a-stream-3", send)
+
+
+def _not_a_stream(answer: Answer) -> str | None:
+    replies = answer.messages
+    if not replies:
+        return "no reply to SendStreamingMessage"
+    if len(replies) == 1 and error_code(replies[0].message) is not None:
+        return f"SendStreamingMessage got JSON-RPC error {error_code(replies[0].message)}"
+    return None
+
+
 @check(
-    "a2a.stream",
-    "A stream is one quoting reply per StreamResponse, in order, ending at its terminal state",
-    ("A2A-STR-1", "A2A-STR-2", "A2A-STR-3", "A2A-STR-4"),
+    "a2a.stream-served",
+    "SendStreamingMessage is served in a conversation",
+    ("A2A-STR-1",),
     transports=("chat",),
     profiles=FIXTURE,
     protocols=_A2A,
     messages=2,
 )
-async def stream(ctx: CheckContext) -> Outcome:
-    await needs_a2a_fixture(ctx)
-    params = send_message_params(f"tck-stream-3-{ctx.next_id()}", "stream")
-    request = a2a_request(ctx, "SendStreamingMessage", params)
-    answer = await ctx.call(request)
-    replies = answer.messages
-    if not replies:
-        return ctx.breach("no reply to SendStreamingMessage", requirements=("A2A-STR-1",))
-    if len(replies) == 1 and error_code(replies[0].message) is not None:
-        return ctx.breach(
-            f"SendStreamingMessage got JSON-RPC error {error_code(replies[0].message)}",
-            requirements=("A2A-STR-1",),
-        )
-    problems, reqs = _stream_problems(request, replies, first_kinds=("task", "message"))
-    chunks = _chunk_order(replies)
-    if chunks != sorted(chunks) or len(chunks) != 3:
-        problems.append("artifacts arrive as " + ", ".join(chunks) + ", not chunk-1 to chunk-3")
-        reqs.append("A2A-STR-3")
-    end = _end_problems(answer)
-    if end:
-        problems += end
-        reqs.append("A2A-STR-4")
+async def stream_served(ctx: CheckContext) -> Outcome:
+    _request, answer = await _stream_of_three(ctx)
+    problem = _not_a_stream(answer)
+    if problem is not None:
+        return ctx.breach(problem)
+    return ctx.passed(f"{len(answer.messages)} stream replies")
+
+
+@check(
+    "a2a.stream-replies",
+    "Each StreamResponse is one reply quoting the command, with the request's id",
+    ("A2A-STR-2",),
+    transports=("chat",),
+    profiles=FIXTURE,
+    protocols=_A2A,
+    messages=2,
+)
+async def stream_replies(ctx: CheckContext) -> Outcome:
+    request, answer = await _stream_of_three(ctx)
+    if _not_a_stream(answer) is not None:
+        return ctx.untestable(f"no stream to judge ({describe(answer)})")
+    problems, reqs = _stream_problems(request, answer.messages, first_kinds=_STREAM_KINDS)
     if problems:
         return ctx.breach("; ".join(problems[:4]), requirements=tuple(dict.fromkeys(reqs)))
-    return ctx.passed(f"{len(replies)} replies in order, ending at the terminal state")
+    return ctx.passed(f"{len(answer.messages)} replies, each one quoting StreamResponse")
+
+
+@check(
+    "a2a.stream-order",
+    "Stream replies keep the stream's order",
+    ("A2A-STR-3",),
+    transports=("chat",),
+    profiles=FIXTURE,
+    protocols=_A2A,
+    messages=2,
+)
+async def stream_order(ctx: CheckContext) -> Outcome:
+    _request, answer = await _stream_of_three(ctx)
+    if _not_a_stream(answer) is not None:
+        return ctx.untestable(f"no stream to judge ({describe(answer)})")
+    problems: list[str] = []
+    first = result_of(answer.messages[0].message)
+    if first is None or not ({"task", "message"} & set(first)):
+        problems.append("the stream does not start with the task (or a message)")
+    chunks = _chunk_order(answer.messages)
+    if chunks != sorted(chunks) or len(chunks) != 3:
+        problems.append("artifacts arrive as " + ", ".join(chunks) + ", not chunk-1 to chunk-3")
+    if problems:
+        return ctx.breach("; ".join(problems))
+    return ctx.passed("the task first, then chunk-1, chunk-2 and chunk-3 in order")
+
+
+@check(
+    "a2a.stream-end",
+    "A stream ends with its terminal state, and nothing follows",
+    ("A2A-STR-4",),
+    transports=("chat",),
+    profiles=FIXTURE,
+    protocols=_A2A,
+    messages=2,
+)
+async def stream_end(ctx: CheckContext) -> Outcome:
+    _request, answer = await _stream_of_three(ctx)
+    if _not_a_stream(answer) is not None:
+        return ctx.untestable(f"no stream to judge ({describe(answer)})")
+    end = _end_problems(answer)
+    if end:
+        return ctx.breach("; ".join(end))
+    return ctx.passed("the last reply is the completed task; nothing follows")
 
 
 @check(
@@ -529,15 +594,10 @@ async def subscribe(ctx: CheckContext) -> Outcome:
         len(resumed.messages) == 1 and error_code(resumed.messages[0].message) is not None
     ):
         return ctx.breach(f"SubscribeToTask got {describe(resumed)}", requirements=("A2A-STR-1",))
-    problems, reqs = _stream_problems(
-        sub_request, resumed.messages, first_kinds=("task", "statusUpdate", "artifactUpdate")
-    )
+    # How each reply is written is a2a.stream-replies's business; here: served, and ended.
     end = _end_problems(resumed)
     if end:
-        problems += end
-        reqs.append("A2A-STR-4")
-    if problems:
-        return ctx.breach("; ".join(problems[:4]), requirements=tuple(dict.fromkeys(reqs)))
+        return ctx.breach("; ".join(end), requirements=("A2A-STR-4",))
     return ctx.passed(f"SubscribeToTask streamed {len(resumed.messages)} replies to the end")
 
 

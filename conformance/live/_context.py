@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from conformance._model import CheckSpec, LiveOptions, Outcome, Verdict, failure_verdict
 from simplex_protocols._wire import dumps
@@ -30,6 +30,7 @@ __all__ = [
 ]
 
 JSON = dict[str, Any]
+T = TypeVar("T")
 
 
 class Untestable(Exception):
@@ -293,6 +294,25 @@ class CheckContext:
         if identity.chat is None:
             await self.environment.connect(identity)
         return identity
+
+    async def shared(self, key: str, make: Callable[[], Awaitable[T]]) -> T:
+        """An exchange several checks judge, sent once per run: the first check to ask makes
+        it; the others get the same value, and its transcript entries marked with ``from``
+        (the check that sent them), so each transcript shows what it judged."""
+        full_key = f"shared:{self.transport}:{key}"
+        cached = self.state.cache.get(full_key)
+        if cached is None:
+            start = len(self.session.recorder.entries)
+            value = await make()
+            entries = [dict(e) for e in self.session.recorder.entries[start:]]
+            self.state.cache[full_key] = (value, entries, self.spec.id, self.reproduce)
+            return value
+        value, entries, owner, reproduce = cached
+        self.note(f"judging the exchange that {owner} sent")
+        self.session.recorder.entries.extend({**e, "from": owner} for e in entries)
+        self.reproduce = reproduce
+        result: T = value
+        return result
 
     def new_key(self) -> SigningKey:
         """A fresh signing key, for a requester the bot has never seen."""

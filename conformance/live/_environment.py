@@ -4,19 +4,27 @@ or the user's chat core and a bot at a SimpleX address."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
 
-from conformance._model import LiveOptions, TargetUnreachableError
+from conformance._model import ClockMode, LiveOptions, TargetUnreachableError
 from simplex_protocols._clock import Clock, SystemClock
 from simplex_protocols._wire import dumps
-from simplex_protocols.core import ChatAPI, ChatCore, CoreBackend, GroupRef, event_type, open_core
-from simplex_protocols.core import ContactRef as ContactRef
+from simplex_protocols.core import (
+    ChatAPI,
+    ChatCore,
+    ContactRef,
+    CoreBackend,
+    GroupRef,
+    event_type,
+    open_core,
+)
 from simplex_protocols.discovery import AddressPlan, read_plan
 from simplex_protocols.errors import CoreConnectionError, CoreError, SimplexError
 from simplex_protocols.rpc import SigningKey
@@ -43,6 +51,22 @@ GROUP_NAME = "conformance-group"
 SECOND_BOT = "conformance-second"
 #: How long joining or connecting may take, in seconds of the run's clock.
 CONNECT_WAIT_S = 60.0
+
+#: Loggers of the built-in bots: the checks provoke the warnings they log (a refused
+#: requestState, a late answer), which are the bot's business, not the run's output.
+_BOT_LOGGERS = ("mcp", "a2a", "simplex_protocols")
+
+
+@contextlib.contextmanager
+def _quiet_bot_logs() -> Iterator[None]:
+    saved = {name: logging.getLogger(name).level for name in _BOT_LOGGERS}
+    for name in _BOT_LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for name, level in saved.items():
+            logging.getLogger(name).setLevel(level)
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -194,7 +218,8 @@ class SimEnvironment(_Base):
         self.make_bot = make_bot
         self.workdir = workdir
         self.stepped = SteppedClock()
-        self.clock = self.stepped
+        # ``--clock system`` on the simulator: real time, no driver (slow; for timing a bot).
+        self.clock: Clock = self.stepped if options.clock is ClockMode.MANUAL else SystemClock()
         self.identities = {}
         self.facts = None
         self.mentions = {}
@@ -209,9 +234,11 @@ class SimEnvironment(_Base):
 
         await self._stack.__aenter__()
         try:
+            self._stack.enter_context(_quiet_bot_logs())
             self.network = QuietNetwork(seed=self.options.seed, clock=self.clock)
             self._tg = await self._stack.enter_async_context(anyio.create_task_group())
-            self._tg.start_soon(drive_clock, self.stepped)
+            if self.clock is self.stepped:
+                self._tg.start_soon(drive_clock, self.stepped)
             self._stack.callback(self._tg.cancel_scope.cancel)
             for label, name in (("A", "suite-a"), ("B", "suite-b")):
                 user = self.network.add_user(name, peer_type="agent")

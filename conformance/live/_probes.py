@@ -19,6 +19,7 @@ __all__ = [
     "a2a_request",
     "a2a_version",
     "answered_somehow",
+    "any_result",
     "describe",
     "error_code",
     "mcp_request",
@@ -137,6 +138,19 @@ def result_of(message: Mapping[str, Any] | None) -> JSON | None:
     return result if isinstance(result, dict) else None
 
 
+def any_result(answer: Answer, member: str) -> JSON | None:
+    """The first result in the answer that has ``member``, whichever reply carries it: the
+    fixture is looked up this way, so that a bot that breaks the framing (a wrong id, a
+    missing quote) is judged by the checks of the framing, not reported as lacking the
+    fixture."""
+    candidates = [answer.message] + [m.message for m in answer.messages]
+    for message in candidates:
+        result = result_of(message)
+        if result is not None and member in result:
+            return result
+    return None
+
+
 def error_code(message: Mapping[str, Any] | None) -> int | None:
     """The ``error.code`` of a JSON-RPC error response."""
     if message is None:
@@ -199,7 +213,7 @@ async def needs_mcp_tool(ctx: CheckContext, name: str) -> None:
     if tools is None:
         request = mcp_request(ctx, "tools/list")
         answer = await ctx.call(request, protocol="mcp")
-        result = result_of(answer.message)
+        result = any_result(answer, "tools")
         listed = result.get("tools") if result is not None else None
         tools = (
             [t.get("name") for t in listed if isinstance(t, Mapping)]
@@ -224,7 +238,7 @@ async def needs_a2a_fixture(ctx: CheckContext) -> None:
         answer = await ctx.call(
             a2a_request(ctx, "GetExtendedAgentCard", {}), protocol="a2a", transport=transport
         )
-        result = result_of(answer.message) or {}
+        result = any_result(answer, "skills") or {}
         skills = result.get("skills")
         present = isinstance(skills, list) and any(
             isinstance(s, Mapping) and s.get("id") == "conformance" for s in skills

@@ -15,6 +15,7 @@ import anyio
 from conformance._model import (
     CheckRun,
     CheckSpec,
+    ClockMode,
     LiveOptions,
     OptionsError,
     Outcome,
@@ -180,6 +181,7 @@ async def _run_checks(
         redactions[options.group_link] = "<group>"
     recorder = Recorder(env.clock, redactions)
     is_sim = isinstance(env, SimEnvironment)
+    stepped = is_sim and options.clock is ClockMode.MANUAL
     session = Session(
         clock=env.clock,
         identities=env.identities,
@@ -187,7 +189,7 @@ async def _run_checks(
         recorder=recorder,
         budget=None if dry else options.budget,
         timeout_s=options.timeout_s,
-        after_final_s=_AFTER_FINAL_SIM_S if is_sim else _AFTER_FINAL_REAL_S,
+        after_final_s=_AFTER_FINAL_SIM_S if stepped else _AFTER_FINAL_REAL_S,
     )
     state = RunState()
     state.cache["group-available"] = is_sim or options.group_link is not None
@@ -229,11 +231,20 @@ async def _run_checks(
                 outcome = await _run_one(ctx)
                 outcome.transcript = list(recorder.entries)
                 if dry:
-                    outbound = [e for e in outcome.transcript if e.get("dir") == "out"]
+                    outbound = [
+                        e for e in outcome.transcript if e.get("dir") == "out" and "from" not in e
+                    ]
                     planned += len(outbound)
                     detail = "dry run"
+                    owners = sorted({str(e["from"]) for e in outcome.transcript if "from" in e})
                     if outcome.verdict is Verdict.NA:
                         detail = f"dry run: {outcome.detail}"
+                    elif not outbound and owners:
+                        detail = (
+                            "dry run: sends nothing more; judges what "
+                            + ", ".join(owners)
+                            + " sends"
+                        )
                     outcome = Outcome(Verdict.NA, detail, transcript=outbound)
                 elif outcome.verdict in (Verdict.FAIL, Verdict.WARN) and not outcome.reproduce:
                     outcome.reproduce = ctx.reproduce or _plan_reproducer(env.target)

@@ -60,7 +60,7 @@ async def test_a_bot_declaring_only_mcp_over_chat_gets_a2a_and_rpc_checks_na() -
         spec_id, transport = key.split("@")
         if spec_id.startswith("a2a.") or transport == "rpc":
             assert outcome.verdict is Verdict.NA, (key, outcome.detail)
-    assert by_key["a2a.stream@chat"].detail == "the bot does not declare a2a"
+    assert by_key["a2a.stream-served@chat"].detail == "the bot does not declare a2a"
     assert "over rpc" in by_key["mcp.discover@rpc"].detail
     assert by_key["mcp.same-answer-both-transports@-"].verdict is Verdict.NA
     assert by_key["mcp.discover@chat"].verdict is Verdict.PASS
