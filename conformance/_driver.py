@@ -17,6 +17,7 @@ This module holds both ends the suite can talk to:
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import queue
@@ -263,6 +264,10 @@ class DriverProcess:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    stream.close()
 
     # ------------------------------------------------------------------ lines
 
