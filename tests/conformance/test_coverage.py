@@ -200,3 +200,17 @@ def test_coverage_command_prints_and_exits_by_the_gate(
     text = io.StringIO()
     main(["coverage"], stdout=text, stderr=io.StringIO())
     assert "requirements: " in text.getvalue() and "coverage gate: " in text.getvalue()
+
+
+def test_every_must_has_a_check_or_a_recorded_exclusion_and_every_check_names_known_requirements() -> (
+    None
+):
+    # The real gate, over the shipped vectors and the live and caller registries.
+    coverage = measure_coverage()
+    assert coverage.missing_registries == []
+    assert coverage.problems() == []
+    assert coverage.checks["conformance.live"] and coverage.checks["conformance.caller"]
+    kinds = {spec.kind for specs in coverage.checks.values() for spec in specs}
+    assert kinds == {"live", "caller"}
+    # nothing is left without a vector, a check or a reason
+    assert [r.id for r in coverage.requirements if r.status == "unchecked"] == []
