@@ -3,12 +3,14 @@
 ``simplex-sim serve`` exposes each simulated user's chat core as a WebSocket endpoint that
 speaks exactly the API of ``simplex-chat -p PORT``, one path per user
 (``ws://127.0.0.1:PORT/alice``), so a program that works with the CLI works with it unchanged.
+``simplex-sim chat USER`` is a small terminal chat client for one of those users.
 """
 
 from __future__ import annotations
 
 import argparse
 import errno
+import re
 import signal
 import sys
 from pathlib import Path
@@ -98,7 +100,42 @@ def build_parser() -> argparse.ArgumentParser:
         default=10.0,
         help="with --state, save at this interval too (default 10)",
     )
+    chat = sub.add_parser(
+        "chat",
+        help="a terminal chat client for one user of a running `simplex-sim serve`",
+        description="Chat as one simulated user, in the terminal: join links, see the chats "
+        "and their messages live, and type messages and commands (for example /approve 1 in "
+        "an agent control chat).",
+        epilog=_CHAT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    chat.add_argument("user", metavar="USER", help="the user's core: ws://127.0.0.1:PORT/USER")
+    chat.add_argument(
+        "--port",
+        type=_port,
+        default=5225,
+        help="the port of `simplex-sim serve` on 127.0.0.1 (default 5225)",
+    )
+    chat.add_argument(
+        "--display-name",
+        metavar="NAME",
+        help="the profile's name when the user has none yet (default USER)",
+    )
     return parser
+
+
+_CHAT_EPILOG = """\
+In the client:
+  /join LINK      connect to a link (an address, a one-time link, a group or channel link)
+  /chats          the chats, as @N (contacts) and #N (groups)
+  /open @N|#N     open a chat: its recent messages, and where plain text goes
+  /quit           leave (Ctrl-D too)
+  other text      sent to the open chat: /approve 1 and bot commands included
+
+example:
+  simplex-sim serve --port 5225 &
+  simplex-sim chat alice --display-name Alice
+"""
 
 
 def _port(text: str) -> int:
@@ -115,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``simplex-sim``."""
     parser = build_parser()
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command == "chat":
+        return _chat(args)
     if args.command != "serve":
         parser.print_help(sys.stderr)
         return EXIT_USAGE
@@ -127,6 +166,21 @@ def main(argv: list[str] | None = None) -> int:
         return anyio.run(_serve, network, args)
     except KeyboardInterrupt:
         return EXIT_OK
+
+
+def _chat(args: argparse.Namespace) -> int:
+    from ._sim_chat import run_chat
+
+    if args.port == 0:
+        print("simplex-sim chat: --port: the port of a running simplex-sim serve", file=sys.stderr)
+        return EXIT_USAGE
+    if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", args.user):
+        print(
+            "simplex-sim chat: USER: letters, digits, '.', '_' and '-' (the core's name)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    return run_chat(args.user, args.port, args.display_name)
 
 
 def _load(args: argparse.Namespace) -> SimNetwork:
