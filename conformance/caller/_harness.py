@@ -147,6 +147,20 @@ def _planned_s(scenario: Scenario) -> float:
     return total
 
 
+def _busy_s(scenario: Scenario) -> float:
+    """How long a conformant client waits in the scenario: the whole wait of a broadcast or of
+    an answer that does not end in time, the last scripted reply otherwise, retries' waits."""
+    total = 0.0
+    for call in scenario.calls:
+        if call.transport == "rpc":
+            total += sum(float((a.error or {}).get("retryAfter", 0)) for a in call.answers)
+        elif call.where == "group" or call.resume or any(s.late for s in call.steps):
+            total += call.wait_s
+        else:
+            total += max((s.after_s for s in call.steps), default=0.0)
+    return total
+
+
 def _seed(seed: int, scenario: str) -> int:
     return zlib.crc32(f"{seed}:{scenario}".encode())
 
@@ -302,7 +316,7 @@ async def run_caller_async(options: CallerOptions) -> list[CheckRun]:
         ]
     argv = client_argv(options)
     # The longest first, so that the run ends soon after its longest scenario.
-    plays = sorted(_scenarios(selected, protocols, transports), key=lambda p: -_planned_s(p[0]))
+    plays = sorted(_scenarios(selected, protocols, transports), key=lambda p: -_busy_s(p[0]))
     runs: dict[str, ScenarioRun] = {}
     limiter = anyio.CapacityLimiter(_concurrency())
 

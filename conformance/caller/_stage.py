@@ -167,6 +167,10 @@ class ScenarioRun:
     rpc_receipts: list[RPCReceipt] = field(default_factory=list)
     sent: list[SentMessage] = field(default_factory=list)
     aliases: dict[str, set[str | int]] = field(default_factory=dict)
+    #: When the client's wait for a call's answer began, as near as the harness can tell
+    #: (the client's command passing the proxy), by call label and whether it is the wait of
+    #: a follow-up command.
+    wait_started: dict[tuple[str, bool], float] = field(default_factory=dict)
     harness_errors: list[str] = field(default_factory=list)
     transcript: list[JSON] = field(default_factory=list)
     duration_s: float = 0.0
@@ -176,6 +180,12 @@ class ScenarioRun:
             if plan.label == label:
                 return i
         raise KeyError(label)
+
+    def command_time(self, receipt_t: float) -> float:
+        """When the command a peer received at ``receipt_t`` passed the proxy (the client sent
+        it just before); ``receipt_t`` when no command of the client was seen."""
+        sends = [c.t for c in self.commands if c.cmd.startswith("/_send") and c.t <= receipt_t]
+        return max(sends, default=receipt_t)
 
     def receipts_of(self, label: str) -> list[ChatReceipt]:
         return [r for r in self.chat_receipts if r.call == label and not r.follow_up]
@@ -645,6 +655,7 @@ class Stage:
                 p.label == label and p.resume for p in self.scenario.calls
             ):
                 receipt.call, receipt.resume = label, True
+                run.wait_started.setdefault((label, True), run.command_time(receipt.t))
                 if peer.key == "bot":
                     self.start(self._play_resume, peer, receipt, request)
             return
@@ -654,6 +665,7 @@ class Stage:
         params = request.get("params")
         if plan.input_required and isinstance(params, Mapping) and "inputResponses" in params:
             receipt.call, receipt.continued = plan.label, True
+            run.wait_started.setdefault((plan.label, True), run.command_time(receipt.t))
             if peer.key == plan.callee:
                 self.start(self._play_continuation, peer, receipt, request)
             return
@@ -662,6 +674,7 @@ class Stage:
         peer.arrival(plan.label).set()
         if peer.key == plan.callee and plan.label not in self._triggered:
             self._triggered.add(plan.label)
+            run.wait_started[(plan.label, False)] = run.command_time(receipt.t)
             self.start(self._play, plan, request, receipt.t)
 
     async def _play(self, plan: CallPlan, request: Mapping[str, Any], t0: float) -> None:
