@@ -9,6 +9,8 @@
   selftest.
 - :func:`reference_bot`: the suite's reference bot (a ``ResponderBot`` serving the fixture
   profile).
+- :func:`run_on_simulator`: the live checks against a bot built by the caller (its own
+  ``ResponderBot``), served on a fresh simulated network: a bot author's offline check.
 
 See ``docs/conformance-live.md``.
 """
@@ -25,6 +27,7 @@ from ._mutants import mutants as mutants
 from ._runner import all_checks as all_checks
 from ._runner import run_bot as run_bot
 from ._runner import run_bot_async as run_bot_async
+from ._runner import run_on_simulator as run_on_simulator
 
 __all__ = [
     "A2A_PREFIXES",
@@ -37,4 +40,5 @@ __all__ = [
     "reference_bot",
     "run_bot",
     "run_bot_async",
+    "run_on_simulator",
 ]

@@ -422,7 +422,7 @@ async def response_size_check(ctx: CheckContext) -> Outcome:
     ("RPC-ENV-6",),
     transports=("rpc",),
     profiles=FIXTURE,
-    messages=FIXTURE_RATE_LIMIT[0] + 2,
+    messages=FIXTURE_RATE_LIMIT[0] + 3,
 )
 async def rate_limit(ctx: CheckContext) -> Outcome:
     assert ctx.protocol is not None

@@ -293,6 +293,8 @@ class CheckContext:
             raise Untestable(f"no second caller identity ({label}) is available")
         if identity.chat is None:
             await self.environment.connect(identity)
+        elif identity.activate is not None:
+            await identity.activate()
         return identity
 
     async def shared(self, key: str, make: Callable[[], Awaitable[T]]) -> T:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ from simplex_protocols.core import (
     CoreBackend,
     GroupRef,
     event_type,
+    event_user_id,
     open_core,
 )
 from simplex_protocols.discovery import AddressPlan, read_plan
@@ -49,6 +50,8 @@ BotFactory = Callable[[Path, Clock], "ResponderBot"]
 #: The group the suite makes on the simulated network, and its second bot.
 GROUP_NAME = "conformance-group"
 SECOND_BOT = "conformance-second"
+#: The second caller's user on a real core.
+SECOND_USER = "simplex-conformance-b"
 #: How long joining or connecting may take, in seconds of the run's clock.
 CONNECT_WAIT_S = 60.0
 
@@ -135,10 +138,16 @@ async def _connect(identity: Identity, facts: TargetFacts, clock: Clock) -> str 
     """Connect ``identity`` to the bot; returns the name to mention in a business chat."""
     core = identity.core
     api = ChatAPI(core)
+    # Each caller has its own view of the address: a contact already made by an earlier run
+    # is reused.
     plan = facts.plan
-    if plan.status == "known" and plan.contact_id is not None and identity.label == "A":
+    if identity.label != "A":
+        plan = (await read_facts(core, identity.user_id, facts.target)).plan
+    if plan.status in ("known", "contactViaAddress") and plan.contact_id is not None:
         identity.chat = ContactRef(plan.contact_id)
         return None
+    if plan.status not in ("ok",):
+        raise Untestable(f"the address cannot be connected to now (plan: {plan.status})")
     if plan.business:
         data = _dict(plan.raw.get("connectionPlan")).get("contactAddressPlan")
         link_data = _dict(_dict(data).get("contactSLinkData_"))
@@ -172,7 +181,7 @@ async def _connect(identity: Identity, facts: TargetFacts, clock: Clock) -> str 
         core,
         clock,
         lambda: core.command(f"/_connect {identity.user_id} {link}"),
-        lambda e: event_type(e) == "contactConnected",
+        lambda e: event_type(e) == "contactConnected" and event_user_id(e) == identity.user_id,
         "connecting to the bot",
     )
     contact_id = _dict(event.get("contact")).get("contactId")
@@ -338,8 +347,10 @@ class CoreEnvironment(_Base):
     """The user's chat core (``--core``) and a bot at a SimpleX address.
 
     The suite runs as the core's active user (created as ``simplex-conformance``, peer type
-    ``agent``, when the core has none). A second caller is not available: the isolation checks
-    of conversations are ``UNTESTABLE`` here (Service RPC checks use separate signing keys).
+    ``agent``, when the core has none). The second caller of the isolation checks is a second
+    user of the same core, ``simplex-conformance-b`` (found or created when a check needs it);
+    the core's active user is switched before each of its commands that act as the active
+    user. Service RPC checks use separate signing keys.
     """
 
     def __init__(self, options: LiveOptions) -> None:
@@ -371,7 +382,14 @@ class CoreEnvironment(_Base):
             except SimplexError as exc:
                 raise TargetUnreachableError(f"the chat core refused the setup: {exc}") from exc
             user_id = int(user["userId"])
-            self.identities["A"] = Identity("A", core, user_id, self.new_key())
+            self._active = user_id
+            self.identities["A"] = Identity(
+                "A", core, user_id, self.new_key(), activate=self._activator("A")
+            )
+            # The second caller is a second user of the same core, made when a check needs it.
+            self.identities["B"] = Identity(
+                "B", core, 0, self.new_key(), activate=self._activator("B")
+            )
             self.facts = await read_facts(core, user_id, self.target)
         except BaseException:
             await self._stack.aclose()
@@ -380,6 +398,38 @@ class CoreEnvironment(_Base):
 
     async def __aexit__(self, *exc: object) -> None:
         await self._stack.aclose()
+
+    def _activator(self, label: str) -> Callable[[], Awaitable[None]]:
+        async def activate() -> None:
+            identity = self.identities[label]
+            if identity.user_id == 0:
+                identity.user_id = await self._second_user(identity.core)
+            if self._active != identity.user_id:
+                # Commands such as /_send act as the core's active user.
+                await ChatAPI(identity.core).set_active_user(identity.user_id)
+                self._active = identity.user_id
+
+        return activate
+
+    async def _second_user(self, core: ChatCore) -> int:
+        api = ChatAPI(core)
+        for info in await api.list_users():
+            user = _dict(_dict(info).get("user"))
+            if user.get("localDisplayName") == SECOND_USER and isinstance(user.get("userId"), int):
+                return int(user["userId"])
+        try:
+            created = await api.create_active_user(
+                {"displayName": SECOND_USER, "fullName": "", "peerType": "agent"}
+            )
+        except SimplexError as exc:
+            raise Untestable(f"a second user cannot be made in this core: {exc}") from exc
+        self._active = int(created["userId"])
+        return self._active
+
+    async def connect(self, identity: Identity) -> None:
+        if identity.activate is not None:
+            await identity.activate()
+        await super().connect(identity)
 
     async def group(self) -> GroupSetup:
         if self._group is None:

@@ -101,6 +101,8 @@ class Identity:
         chat: its conversation with the bot under test, once connected.
         member_id: in a business chat, the business member to mention.
         group: the test group, once joined.
+        activate: makes this identity's user the core's active user (when several identities
+            share one core), before a command that acts as the active user.
     """
 
     label: str
@@ -110,6 +112,7 @@ class Identity:
     chat: ChatRef | None = None
     member_id: int | None = None
     group: GroupRef | None = None
+    activate: Callable[[], Awaitable[None]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,6 +352,8 @@ class Session:
             raise RuntimeError(f"caller {who} has no conversation with the bot")
         if isinstance(where, GroupRef):
             _no_credentials_in_group(text)
+        if ident.activate is not None:
+            await ident.activate()
         self.charge()
         exchange = ChatExchange(text, None)
         async with ident.core.events() as events:
@@ -458,6 +463,7 @@ class Session:
             signer=sign.public_key.encode() if sign is not None else None,
             timeout=timeout,
             request=dict(envelope),
+            text=dumps(dict(envelope)),
         )
         command = commands.send_service_request(
             ident.user_id,
