@@ -6,6 +6,7 @@ when the core has none, and then reads lines from the terminal:
 
 =================  ==========================================================================
 ``/join LINK``     connect to a contact address, a one-time link, a group or a channel link
+``/address``       show the user's contact address (created on first use, requests accepted)
 ``/chats``         list the chats, with their references (``@N`` contacts, ``#N`` groups)
 ``/open @N|#N``    open a chat: its recent messages are shown, and plain text goes to it
 ``/quit``          leave (end of input too)
@@ -39,7 +40,7 @@ from simplex_protocols.errors import CoreConnectionError, CoreError, CoreOptionE
 __all__ = ["HELP", "ChatClient", "render_text", "run_chat"]
 
 HELP: Final = (
-    "Commands: /join LINK, /chats, /open @N|#N, /quit. "
+    "Commands: /join LINK, /address, /chats, /open @N|#N, /quit. "
     "Other text goes to the open chat (/approve 1 too)."
 )
 
@@ -163,6 +164,8 @@ class ChatClient:
                 return False
             if word == "/join":
                 await self._join(rest.strip())
+            elif word == "/address":
+                await self._address()
             elif word == "/chats":
                 await self._chats()
             elif word == "/open":
@@ -200,6 +203,21 @@ class ChatClient:
         else:
             await self._core.command(f"/_connect {self.user_id} incognito=off {link}")
         self._out("* connecting...")
+
+    async def _address(self) -> None:
+        """The contact address: shown, or created with auto-accept, so others can connect."""
+        try:
+            shown = await self._core.command(f"/_show_address {self.user_id}")
+            conn_link = _obj(_obj(shown.get("contactLink")).get("connLinkContact"))
+        except CoreError as exc:
+            if exc.error_type != "userContactLinkNotFound":
+                raise
+            created = await self._core.command(f"/_address {self.user_id}")
+            conn_link = _obj(created.get("connLinkContact"))
+            settings = {"businessAddress": False, "autoAccept": {"acceptIncognito": False}}
+            await self._core.command(f"/_address_settings {self.user_id} {dumps(settings)}")
+        link = conn_link.get("connShortLink") or conn_link.get("connFullLink")
+        self._out(f"Your address (whoever connects by it becomes a contact): {link}")
 
     async def _chats(self) -> None:
         response = await self._core.command(f"/_get chats {self.user_id} pcc=off count=100")

@@ -127,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
 _CHAT_EPILOG = """\
 In the client:
   /join LINK      connect to a link (an address, a one-time link, a group or channel link)
+  /address        your contact address (created on first use; connections are accepted)
   /chats          the chats, as @N (contacts) and #N (groups)
   /open @N|#N     open a chat: its recent messages, and where plain text goes
   /quit           leave (Ctrl-D too)

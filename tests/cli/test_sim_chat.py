@@ -199,3 +199,33 @@ def test_chat_without_a_server_says_how_to_start_one(capsys: pytest.CaptureFixtu
     # nothing listens on the port: the client explains and exits 1
     assert main(["chat", "alice", "--port", str(port)]) == 1
     assert "start it with `simplex-sim serve` first" in capsys.readouterr().err
+
+
+@pytest.mark.anyio
+async def test_address_is_created_once_and_accepts_connections() -> None:
+    network = SimNetwork(seed=4, clock=ManualClock())
+    dave = network.add_user("dave", display_name="Dave", peer_type="human")
+    session = Session(network)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(session.run)
+            await session.screen.wait_for(f"You are Alice. {HELP}")
+            session.type("/address")
+            prefix = "Your address (whoever connects by it becomes a contact): "
+            while not any(line.startswith(prefix) for line in session.screen.lines):
+                await session.screen.changed.wait()
+            first = next(line for line in session.screen.lines if line.startswith(prefix))
+            session.type("/address")
+            while sum(line.startswith(prefix) for line in session.screen.lines) < 2:
+                await session.screen.changed.wait()
+            assert [line for line in session.screen.lines if line.startswith(prefix)] == [first] * 2
+            link = first.removeprefix(prefix)
+            dave.command(f"/_connect {dave.user_id} incognito=off {link}")
+            await session.screen.wait_for("* connected to @3 Dave")
+            session.type("hi Dave")
+            session.type("/quit")
+            await session.done.wait()
+    received = dave.command("/_get chat @3 count=5")["chat"]["chatItems"]
+    assert [
+        i["content"]["msgContent"]["text"] for i in received if "msgContent" in i["content"]
+    ] == ["hi Dave"]

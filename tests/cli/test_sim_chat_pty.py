@@ -147,7 +147,7 @@ async def test_the_owner_joins_sees_the_card_and_approves_it_in_a_terminal(
             term = Terminal(master)
             tg.start_soon(term.pump)
             try:
-                at = await term.wait_for("You are Alice. Commands: /join LINK, /chats,")
+                at = await term.wait_for("You are Alice. Commands: /join LINK, /address, /chats,")
                 term.type(f"/join {link}")
                 at = await term.wait_for("* joined #1 My Agent", after=at)
                 at = await term.wait_for(

@@ -324,6 +324,7 @@ async def agent_server(
     approve: ApproveMode = ApproveMode.REQUESTS,
     reset_owners: bool = False,
     new_token: bool = False,
+    port: int = 0,
 ) -> AsyncIterator[Running]:
     """Start ``simplex-mcp serve`` on the simulated network, with an MCP client connected to it."""
     log = LogLines()
@@ -343,7 +344,7 @@ async def agent_server(
         name=name,
         data=folder,
         display_name=display_name,
-        port=0,
+        port=port,
         expire_hours=expire_hours,
         owners=owners,
         approve=approve,
