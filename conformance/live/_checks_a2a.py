@@ -137,6 +137,8 @@ def _version_outcome(ctx: CheckContext, answer: Answer, *, missing: bool) -> Out
     if missing and error_code(message) is not None:
         return ctx.acceptable("AMB-3", f"JSON-RPC error {error_code(message)}")
     if "result" in message:
+        # GetExtendedAgentCard is a method of A2A 1.x (A2A 0.3 has another name for it), so a
+        # result means the request was served as a version it did not ask for.
         what = "no A2A-Version" if missing else f"A2A-Version {_UNSERVED_VERSION}"
         return ctx.breach(f"a request with {what} was served")
     return ctx.breach(f"expected VersionNotSupportedError, got {describe(answer)}")

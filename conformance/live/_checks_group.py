@@ -51,7 +51,13 @@ async def mention_routing(ctx: CheckContext) -> Outcome:
         return other is not None and _answered(exchange, other, rule)
 
     elsewhere = await ctx.session.chat("A", text, chat=group, done=other_done, wait_s=ctx.silence_s)
-    wrong = elsewhere.answer(target)
+    # Silence means no answer to the command: a reply that quotes it, or a protocol message.
+    wrong = [
+        m
+        for m in elsewhere.answer(target)
+        if m.quoted_item_id is not None
+        or (m.message is not None and ("result" in m.message or "error" in m.message))
+    ]
     if wrong:
         return ctx.breach(
             f"the bot answered a /_call that mentions {setup.other_name} ({len(wrong)} replies)",
