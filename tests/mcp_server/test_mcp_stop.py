@@ -296,3 +296,39 @@ async def test_a_restart_without_new_token_keeps_the_token(tmp_path: Path) -> No
             assert server.info.token == token
             refused = await server.call("connect", {"target": "@directory.simplex"})
             assert result_text(refused).startswith("The agent has no owner.")
+
+
+@pytest.mark.anyio
+async def test_mode_host_an_action_whose_counter_is_being_written_at_the_stop_is_not_performed(
+    tmp_path: Path,
+) -> None:
+    with anyio.fail_after(30):
+        async with world(tmp_path, approve=ApproveMode.HOST) as w:
+            await w.setup_owner()
+            server = w.server
+            agent = server.info.agent
+            writing = anyio.Event()
+            release = anyio.Event()
+            write = agent.custom._run
+
+            async def held(command: str) -> Any:
+                writing.set()
+                await release.wait()
+                return await write(command)
+
+            agent.custom._run = held  # type: ignore[method-assign]
+            async with anyio.create_task_group() as tg:
+                start_call(tg, server, "connect", {"target": "@directory.simplex"})
+                await writing.wait()
+                server.stop.set()
+                while not agent.stopping:
+                    await anyio.lowlevel.checkpoint()
+                release.set()
+            await server.finished.wait()
+            assert server.log.lines[-2:] == ["Cancelled 1 action.", "Stopped."]
+            await w.owner.wait_message(
+                lambda t: t == DIRECTORY_CARD + "\nCancelled: the server stopped."
+            )
+            # never performed: the directory has no contact from the agent
+            assert not any(e["type"] == "contactConnected" for e in w.directory.events)
+            assert not any("performed without approval" in line for line in server.log.lines)
