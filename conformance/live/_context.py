@@ -292,7 +292,16 @@ class CheckContext:
         if identity is None:
             raise Untestable(f"no second caller identity ({label}) is available")
         if identity.chat is None:
-            await self.environment.connect(identity)
+            failed = self.state.cache.get(f"connect-failed:{label}")
+            if isinstance(failed, str):
+                raise Untestable(failed)
+            try:
+                await self.environment.connect(identity)
+            except Untestable as exc:
+                # Tried once per run: a bot that does not accept connections is not asked
+                # again by every chat check.
+                self.state.cache[f"connect-failed:{label}"] = str(exc)
+                raise
         elif identity.activate is not None:
             await identity.activate()
         return identity

@@ -187,3 +187,54 @@ def test_the_catalogue_is_well_formed() -> None:
         assert spec.id.split(".")[0] in ("decl", "chat", "rpc", "mcp", "a2a", "group")
         assert spec.messages >= 0
     assert sum(1 for s in specs if Profile.BLACKBOX in s.profiles) >= 40
+
+
+@pytest.mark.anyio
+async def test_a_bot_that_refuses_connections_is_asked_once_per_run() -> None:
+    from conformance._model import LiveOptions
+    from conformance.live._context import CheckContext, GroupSetup, RunState, Untestable
+    from conformance.live._registry import CHECKS
+    from conformance.live._session import Identity, Session
+    from simplex_protocols.rpc import SigningKey
+
+    class Refusing:
+        mentions: dict[str, str] = {}  # noqa: RUF012
+        attempts = 0
+
+        async def connect(self, identity: Identity) -> None:
+            self.attempts += 1
+            raise Untestable("the bot did not accept the connection within 60 s")
+
+        async def group(self) -> GroupSetup:
+            raise Untestable("no group")
+
+    assert all_checks()  # the catalogue is registered
+    clock = SteppedClock()
+    key = SigningKey.generate()
+    identity = Identity("A", None, 1, key)  # type: ignore[arg-type]
+    session = Session(
+        clock=clock,
+        identities={"A": identity},
+        target="@bot.simplex",
+        recorder=Recorder(clock, {}),
+        budget=None,
+        timeout_s=30.0,
+        after_final_s=1.0,
+    )
+    environment = Refusing()
+    state = RunState()
+    for _ in range(3):
+        ctx = CheckContext(
+            check=CHECKS[0],
+            transport="chat",
+            protocol="mcp",
+            session=session,
+            facts=None,  # type: ignore[arg-type]
+            options=LiveOptions(),
+            state=state,
+            environment=environment,
+            keys=SigningKey.generate,
+        )
+        with pytest.raises(Untestable, match="did not accept"):
+            await ctx.caller("A")
+    assert environment.attempts == 1
