@@ -22,7 +22,9 @@ An entry's ``id`` is a requirement ID, ``requirement@transport``, a check ID, or
   *expected* failure: reported, but it does not fail the run;
 - an expected-failure entry whose covered runs were measured and are all green is *stale*
   (exit 2): the target got better, so the baseline must shrink;
-- an entry whose ``until`` date has passed is an *expired waiver* (exit 2), whatever it covers;
+- an entry whose ``until`` date has passed is an *expired waiver* (exit 2), whatever it covers:
+  the failures it covers stay listed as expected, so the run says "the waiver ran out" rather
+  than "something new broke" (an unexpected failure elsewhere still exits 1);
 - a ``FAIL`` or ``ERROR`` covered by a ``flaky`` entry is retried up to ``retries`` times (at
   most :data:`MAX_RETRIES`); a green retry makes the run ``FLAKY``.
 """
@@ -274,19 +276,21 @@ class BaselineResult:
 
 
 def apply_baseline(runs: Sequence[CheckRun], baseline: Baseline, today: dt.date) -> BaselineResult:
-    """Match a baseline against the runs (see the module docstring for the rules).
-
-    An expired entry no longer excuses anything.
-    """
+    """Match a baseline against the runs (see the module docstring for the rules)."""
     result = BaselineResult()
     waivers: list[BaselineEntry | FlakyEntry] = [*baseline.expected_failures, *baseline.flaky]
     result.expired.extend(w for w in waivers if w.expired(today))
-    for entry in baseline.expected_failures:
+    # entries that still hold name the failures first; expired ones only those left over
+    ordered = sorted(baseline.expected_failures, key=lambda e: e.expired(today))
+    for entry in ordered:
         covered = [run for run in runs if entry.covers(run)]
         if not covered:
             result.unused.append(entry)
             continue
         if entry.expired(today):
+            for run in covered:
+                if run.outcome.verdict in _NOT_GREEN:
+                    result.expected.setdefault(run.key, entry.id)
             continue
         for run in covered:
             if run.outcome.verdict in _NOT_GREEN:

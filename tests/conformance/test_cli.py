@@ -193,12 +193,12 @@ def test_baseline_end_to_end_expected_stale_and_expired(
     assert code == 2
     assert "stale baseline entries" in out
 
-    # a waiver past its date no longer excuses the failure, and says so
+    # a waiver past its date exits 2 and says so
     written["expected_failures"][0]["until"] = "2026-10-31"
     written["expected_failures"][1]["until"] = "2026-11-01"
     baseline.write_text(json.dumps(written), encoding="utf-8")
     code, out, _ = _cli("vectors", "--vectors", str(broken_vectors), "--baseline", str(baseline))
-    assert code == 1
+    assert code == 2
     assert "expired waivers: " in out and "(until 2026-10-31)" in out
     code, _, _ = _cli(
         "vectors",

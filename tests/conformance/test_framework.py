@@ -324,20 +324,29 @@ def test_a_requirement_entry_is_stale_only_when_all_its_runs_pass() -> None:
     assert result.stale == [] and result.expected == {"a@chat": "RPC-ENV-1"}
 
 
-def test_an_expired_waiver_exits_2_and_excuses_nothing() -> None:
+def test_an_expired_waiver_exits_2() -> None:
     runs = [_run("x", Verdict.FAIL), _run("ok", Verdict.PASS, reqs=("RPC-ENV-2",))]
     entry = BaselineEntry("x", "until the fix", until=dt.date(2026, 10, 31))
     result = apply_baseline(runs, _baseline(entry), TODAY)
     assert result.expired == [entry]
-    assert result.expected == {}
     report = _report(runs, baseline=result)
-    assert report.exit_code is ExitCode.FAILED  # the failure is unexpected again
+    assert report.exit_code is ExitCode.BASELINE  # the waiver ran out; nothing new broke
+    assert "expired waivers: x (until 2026-10-31)" in report.result_line()
+    # another failure that no entry covers still exits 1
+    more = [*runs, _run("y", Verdict.FAIL)]
+    assert (
+        _report(more, baseline=apply_baseline(more, _baseline(entry), TODAY)).exit_code
+        is ExitCode.FAILED
+    )
+    # an expired entry over passing checks exits 2 too
     passing = [_run("ok", Verdict.PASS)]
     result = apply_baseline(passing, _baseline(entry), TODAY)
     assert _report(passing, baseline=result).exit_code is ExitCode.BASELINE
     # the last day of a waiver still counts
     still = BaselineEntry("x", "r", until=TODAY)
-    assert apply_baseline(runs, _baseline(still), TODAY).expected == {"x@chat": "x"}
+    held = apply_baseline(runs, _baseline(still), TODAY)
+    assert held.expected == {"x@chat": "x"} and held.expired == []
+    assert _report(runs, baseline=held).exit_code is ExitCode.OK
 
 
 def test_an_expired_flaky_entry_exits_2() -> None:
