@@ -67,9 +67,16 @@ async def test_a_lost_control_chat_fails_pending_actions_and_refuses_new_ones(
                 assert text_of_item(latest).endswith("/'approve 1' or /'reject 1'")
             # at the stop no card is edited
             server = w.server
-            await w.restart()
+            fresh = await w.restart(reset_owners=True)
             assert server.log.lines[-1] == "Stopped."
             assert not any(line.startswith("Cancelled") for line in server.log.lines)
+            # --reset-owners deletes what is left of the chat and makes a new one
+            assert LOST_LINE not in fresh.log.lines
+            assert 'Agent control chat "My Agent" created.' in fresh.log.lines
+            assert any(line.startswith("https://") for line in fresh.log.lines)
+            info = fresh.info.agent
+            groups = (await info._command(f"/_groups {info.user_id}"))["groups"]
+            assert [g["groupId"] for g in groups] == [info.control.group_id]  # type: ignore[union-attr]
 
 
 @pytest.mark.anyio
