@@ -162,3 +162,37 @@ async def test_the_card_size_limit_counts_the_longest_name_of_the_current_approv
                 refused = await w.server.call("send", {"chat": chat, "text": other})
                 assert result_text(refused) == ("text: too long for its approval card; shorten it.")
                 tg.cancel_scope.cancel()
+
+
+@pytest.mark.anyio
+async def test_a_bot_command_is_sent_as_text_and_the_bot_answers_it(tmp_path: Path) -> None:
+    """ "Other scenarios": bot command (the card shows the command as text, not as a command)."""
+    with anyio.fail_after(30):
+        async with world(tmp_path) as w:
+            await w.setup_owner()
+            chat = await connected_directory(w)
+            result: dict[str, Any] = {}
+            async with anyio.create_task_group() as tg:
+
+                async def send() -> None:
+                    result.update(
+                        structured(
+                            await w.server.call("send", {"chat": chat, "text": "/help", "idle": 1})
+                        )
+                    )
+
+                tg.start_soon(send)
+                card = await w.owner.wait_message(lambda t: f"/'approve {chat} 2'" in t)
+                assert text_of_item(card) == (
+                    "I want to send a message to bot SimpleX Directory (@directory.simplex):\n"
+                    "`/help`\n"
+                    f"/'approve {chat} 2', /'approve {chat} all' or /'reject {chat} 2'"
+                )
+                await w.owner.say(f"/approve {chat} 2")
+                answer = "Send a search to find groups, channels, businesses and bots."
+                await w.server.seen.until(lambda: answer in w.server.seen.received_texts(chat))
+                await w.clock.advance(1)
+            assert result["status"] == "done"
+            assert [r["text"] for r in result["responses"]] == [answer]
+            assert result["responses"][0]["from"] == "SimpleX Directory"
+            assert result["more"] == 0
