@@ -166,7 +166,7 @@ async def test_the_card_size_limit_counts_the_longest_name_of_the_current_approv
 
 @pytest.mark.anyio
 async def test_a_bot_command_is_sent_as_text_and_the_bot_answers_it(tmp_path: Path) -> None:
-    """ "Other scenarios": bot command (the card shows the command as text, not as a command)."""
+    """The "bot command" row of "Other scenarios": the card shows the command as text."""
     with anyio.fail_after(30):
         async with world(tmp_path) as w:
             await w.setup_owner()
