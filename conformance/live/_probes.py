@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Final
 
 from simplex_protocols._wire import dumps
@@ -18,7 +18,6 @@ __all__ = [
     "UNKNOWN_PROTOCOL",
     "a2a_request",
     "a2a_version",
-    "answered_somehow",
     "any_result",
     "describe",
     "error_code",
@@ -160,11 +159,6 @@ def error_code(message: Mapping[str, Any] | None) -> int | None:
     return code if isinstance(code, int) and not isinstance(code, bool) else None
 
 
-def answered_somehow(answer: Answer) -> bool:
-    """Whether anything came back: a chat message, or a response envelope."""
-    return not answer.silent
-
-
 def describe(answer: Answer) -> str:
     """What came back, in a few words, for an outcome's detail."""
     if answer.transport == "rpc":
@@ -246,7 +240,3 @@ async def needs_a2a_fixture(ctx: CheckContext) -> None:
         ctx.state.cache["a2a-fixture"] = present
     if not present:
         raise Untestable("the bot's Agent Card lists no fixture skill with the id conformance")
-
-
-def only_objects(values: Sequence[Any]) -> list[JSON]:
-    return [v for v in values if isinstance(v, dict)]

@@ -20,16 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simplex_protocols._clock import Clock
-from simplex_protocols._wire import WireJSONError, dumps, loads
+from simplex_protocols._wire import WireJSONError, loads
 from simplex_protocols.core import CoreBackend
 
 __all__ = [
     "Outgoing",
     "Rewrite",
     "RewritingBackend",
-    "join_json_tail",
     "json_object",
-    "split_json_tail",
 ]
 
 JSON = dict[str, Any]
@@ -130,28 +128,3 @@ def json_object(text: str) -> JSON | None:
     except (WireJSONError, ValueError):
         return None
     return value if isinstance(value, dict) else None
-
-
-def split_json_tail(command: str, marker: str = " ") -> tuple[str, Any] | None:
-    """Split a command whose last argument is JSON (``/_send @3 json [...]``,
-    ``/_service_response 1 R {...}``) into its head and the parsed JSON.
-
-    The JSON starts at the first ``{`` or ``[`` after ``marker``.
-    """
-    start = command.find(marker)
-    if start < 0:
-        return None
-    brace = [i for i in (command.find("{", start), command.find("[", start)) if i >= 0]
-    if not brace:
-        return None
-    at = min(brace)
-    try:
-        value = loads(command[at:])
-    except (WireJSONError, ValueError):
-        return None
-    return command[:at], value
-
-
-def join_json_tail(head: str, value: Any) -> str:
-    """The command with ``value`` as its JSON tail again."""
-    return head + dumps(value)

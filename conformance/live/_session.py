@@ -533,8 +533,3 @@ def _retry_after(response: Mapping[str, Any] | None) -> float | None:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return float(value)
     return None
-
-
-def envelope_text(envelope: Mapping[str, Any]) -> str:
-    """An envelope as the suite writes it."""
-    return dumps(dict(envelope))

@@ -1,12 +1,13 @@
 """The simulated network as a live run uses it.
 
-:class:`QuietNetwork` is a :class:`SimNetwork` whose idle backends stay idle. In the simulator
-every backend waiting for frames pumps the network when it wakes, and every pump wakes every
-waiting backend, so two or more backends wake each other for ever, even when nothing moves.
+:class:`QuietNetwork` is a :class:`SimNetwork` whose idle backends stay idle. In simulators
+where every backend waiting for frames pumps the network when it wakes, and every pump wakes
+every waiting backend, two or more backends wake each other for ever, even when nothing moves.
 That costs CPU with the system clock, and with the run's manual clock it keeps the event loop
 busy, so the clock driver would never see it idle. Here a backend pumps only when its deadline
 passed (a delivery or a timeout fell due); a wake-up from another backend's pump needs no pump
-of its own, since that pump already moved everything that could move.
+of its own, since that pump already moved everything that could move. A simulator that waits
+this way already is used as it is.
 """
 
 from __future__ import annotations
@@ -22,8 +23,13 @@ class QuietNetwork(SimNetwork):
     """A :class:`SimNetwork` without the wake-up loop between idle backends."""
 
     async def wait_changed(self) -> None:
+        waiters = getattr(self, "_waiters", None)
+        if not isinstance(waiters, list):
+            # A simulator whose waiting backends do not wake each other: nothing to change.
+            await super().wait_changed()
+            return
         event = anyio.Event()
-        self._waiters.append(event)
+        waiters.append(event)
         deadline = self.next_deadline()
         if deadline is None:
             await event.wait()
