@@ -28,7 +28,7 @@ from simplex_protocols.chat_call import format_mention
 
 from . import _dialects as dialects
 from ._contract import CallOutcome, ReportedReply
-from ._stage import CREDENTIAL, RPCReceipt, ScenarioRun, SentMessage
+from ._stage import CREDENTIAL, RPCReceipt, ScenarioRun, SentMessage, same_key
 
 __all__ = ["CHECKS", "CallerCheck", "Runs"]
 
@@ -134,6 +134,17 @@ def _result(run: ScenarioRun, label: str, requirements: Sequence[str]) -> CallOu
             _na(f"{run.scenario.id}/{label}: the client does not support it: {outcome.unsupported}")
         )
     return outcome
+
+
+def _unsupported_call(run: ScenarioRun, label: str) -> None:
+    """Stop with NA when the client said it does not support this call (a sent-check)."""
+    if run.output is None:
+        return
+    outcome = run.output.calls[run.index(label)]
+    if outcome.unsupported is not None:
+        raise _Stop(
+            _na(f"{run.scenario.id}/{label}: the client does not support it: {outcome.unsupported}")
+        )
 
 
 def _sender_ok(run: ScenarioRun, reply: ReportedReply, peer: str) -> bool:
@@ -334,8 +345,28 @@ def _all_usable(
 
 
 def _nothing_sent(
-    runs: Mapping[str, ScenarioRun], requirements: Sequence[str], what: str
+    runs: Mapping[str, ScenarioRun],
+    requirements: Sequence[str],
+    what: str,
+    transport: str | None = None,
 ) -> Outcome:
+    """Nothing the check needs arrived: ``NA`` when the client said every such call is
+    unsupported, else a failure naming what went wrong with the client, if anything."""
+    reasons: list[str] = []
+    every_one_unsupported = True
+    for run in runs.values():
+        if run.output is None:
+            every_one_unsupported = False
+            continue
+        for call, outcome in zip(run.calls, run.output.calls, strict=False):
+            if transport is not None and call.transport != transport:
+                continue
+            if outcome.unsupported is not None:
+                reasons.append(outcome.unsupported)
+            else:
+                every_one_unsupported = False
+    if every_one_unsupported and reasons:
+        return _na(f"the client does not support these calls: {reasons[0]}")
     problems = [
         f"{r.scenario.id}: {r.contract_problem}" for r in runs.values() if r.contract_problem
     ]
@@ -422,7 +453,7 @@ def _command_format(runs: Runs, transport: str) -> Outcome:
                 outcome.ambiguity = "AMB-6"
                 return outcome
     if checked == 0:
-        return _nothing_sent(usable, _CMD_REQS, "command")
+        return _nothing_sent(usable, _CMD_REQS, "command", "chat")
     return Outcome(
         Verdict.PASS, f"{checked} commands, each well formed", evidence={"commands": checked}
     )
@@ -438,6 +469,8 @@ def _command_format(runs: Runs, transport: str) -> Outcome:
 )
 def _mention_form(runs: Runs, transport: str) -> Outcome:
     reqs = ("CALL-CMD-4",)
+    # The mention is the point: a client that makes no group call is not measured.
+    _unsupported_call(_run(runs, "group-mention"), "main")
     usable = _usable(runs, ("group-mention", "group-broadcast", "chat-direct"))
     checked = 0
     for sid, run in usable.items():
@@ -464,7 +497,7 @@ def _mention_form(runs: Runs, transport: str) -> Outcome:
                     reqs, f"{sid}: the command mentions {member!r}; it should mention nobody"
                 )
     if checked == 0:
-        return _nothing_sent(usable, reqs, "command")
+        return _nothing_sent(usable, reqs, "command", "chat")
     return Outcome(Verdict.PASS, f"{checked} commands with the right mention or none")
 
 
@@ -608,7 +641,12 @@ def _text_replies(runs: Runs, transport: str) -> Outcome:
     usable = _usable(runs, ("chat-direct", "group-broadcast"))
     checked = 0
     for sid, run in usable.items():
-        outcome = _result(run, "main", reqs)
+        try:
+            outcome = _result(run, "main", reqs)
+        except _Stop as stop:
+            if stop.outcome.verdict is Verdict.NA:
+                continue  # this scenario's call is unsupported; the other one may measure
+            raise
         for sent in _expected(run, "main"):
             if sent.message is not None:
                 continue
@@ -624,7 +662,7 @@ def _text_replies(runs: Runs, transport: str) -> Outcome:
                     f"{sid}: the text reply {sent.text!r} is kept without its sender {sent.by}",
                 )
     if checked == 0:
-        return _error("no text reply was sent")
+        return _na("no scenario with a text reply could be measured")
     return Outcome(Verdict.PASS, f"{checked} text replies kept with their senders")
 
 
@@ -718,7 +756,7 @@ def _large_response(runs: Runs, transport: str) -> Outcome:
     outcome = _result(run, "big-rpc", reqs)
     answered = [r for r in run.rpc_of("big-rpc") if r.answer is not None and "response" in r.answer]
     if not answered:
-        return _nothing_sent({run.scenario.id: run}, reqs, "request for the large response")
+        return _nothing_sent({run.scenario.id: run}, reqs, "request for the large response", "rpc")
     response = answered[-1].answer["response"] if answered[-1].answer else None
     if outcome.final is None or dict(outcome.final) != response:
         return _fail(
@@ -737,7 +775,7 @@ def _signed(runs: Runs, reqs: tuple[str, ...]) -> list[tuple[str, RPCReceipt]]:
     out: list[tuple[str, RPCReceipt]] = []
     for sid, run in usable.items():
         if not run.rpc_receipts:
-            raise _Stop(_nothing_sent({sid: run}, reqs, "Service RPC request"))
+            raise _Stop(_nothing_sent({sid: run}, reqs, "Service RPC request", "rpc"))
         out.extend((sid, r) for r in run.rpc_receipts)
     return out
 
@@ -751,8 +789,6 @@ def _signed(runs: Runs, reqs: tuple[str, ...]) -> list[tuple[str, RPCReceipt]]:
 )
 def _request_key(runs: Runs, transport: str) -> Outcome:
     reqs = ("RPC-REQ-5",)
-    from ._stage import _same_key
-
     with_key = 0
     for sid, receipt in _signed(runs, reqs):
         key = receipt.request_data.get("requestKey")
@@ -763,7 +799,7 @@ def _request_key(runs: Runs, transport: str) -> Outcome:
             return _fail(
                 reqs, f"{sid}/{receipt.call}: the request carries requestKey but is not signed"
             )
-        if not _same_key(key, receipt.signer_key):
+        if not same_key(key, receipt.signer_key):
             return _fail(
                 reqs,
                 f"{sid}/{receipt.call}: requestKey is not the key that signed the request",
@@ -817,7 +853,7 @@ def _unknown_final(runs: Runs, transport: str) -> Outcome:
     run = _run(runs, "rpc-errors")
     attempts = _attempts(run, "unknown-final")
     if not attempts:
-        return _nothing_sent({run.scenario.id: run}, reqs, "request")
+        return _nothing_sent({run.scenario.id: run}, reqs, "request", "rpc")
     if len(attempts) > 1:
         return _fail(
             reqs,
@@ -854,7 +890,7 @@ def _retry_after(runs: Runs, transport: str) -> Outcome:
     run = _run(runs, "rpc-errors")
     count, delay = _repeat_delay(run, "unknown-retry-after")
     if count == 0:
-        return _nothing_sent({run.scenario.id: run}, reqs, "request")
+        return _nothing_sent({run.scenario.id: run}, reqs, "request", "rpc")
     if delay is None:
         return Outcome(Verdict.PASS, "not repeated (allowed)")
     if delay < 1.0 - RETRY_TOLERANCE_S:
@@ -880,7 +916,7 @@ def _rate_limited(runs: Runs, transport: str) -> Outcome:
     run = _run(runs, "rpc-errors")
     count, delay = _repeat_delay(run, "rate-limited")
     if count == 0:
-        return _nothing_sent({run.scenario.id: run}, reqs, "request")
+        return _nothing_sent({run.scenario.id: run}, reqs, "request", "rpc")
     if delay is None:
         return Outcome(Verdict.PASS, "not repeated (allowed)")
     if delay < 1.0 - RETRY_TOLERANCE_S:
@@ -905,7 +941,7 @@ def _rate_limited_bare(runs: Runs, transport: str) -> Outcome:
     run = _run(runs, "rpc-errors")
     count, delay = _repeat_delay(run, "rate-limited-bare")
     if count == 0:
-        return _nothing_sent({run.scenario.id: run}, ("RPC-ERR-5",), "request")
+        return _nothing_sent({run.scenario.id: run}, ("RPC-ERR-5",), "request", "rpc")
     if delay is None:
         return Outcome(Verdict.ACCEPTABLE, "not repeated (AMB-10, reading A)", ambiguity="AMB-10")
     if delay < AT_ONCE_S:
@@ -933,7 +969,7 @@ def _envelope_version(runs: Runs, protocol: str, reqs: tuple[str, ...]) -> Outco
                 f"{sent.envelope['version']!r}",
             )
     if seen == 0:
-        return _nothing_sent(usable, reqs, f"{protocol} Service RPC request")
+        return _nothing_sent(usable, reqs, f"{protocol} Service RPC request", "rpc")
     return Outcome(Verdict.PASS, f"{seen} {protocol} envelopes without version")
 
 
@@ -1023,7 +1059,7 @@ def _protocol_requests(
     usable = _all_usable(runs, required, protocol=protocol, transport=transport)
     sent = [s for s in _sent_requests(usable, transport, protocol) if s.request is not None]
     if not sent:
-        raise _Stop(_nothing_sent(usable, reqs, f"{protocol} request"))
+        raise _Stop(_nothing_sent(usable, reqs, f"{protocol} request", transport))
     return sent, usable
 
 
@@ -1219,7 +1255,7 @@ def _stream_resumed(runs: Runs, transport: str) -> Outcome:
     resumed = [r for r in run.chat_receipts if r.resume]
     if not resumed:
         if not run.receipts_of("main"):
-            return _nothing_sent({run.scenario.id: run}, reqs, "SendStreamingMessage")
+            return _nothing_sent({run.scenario.id: run}, reqs, "SendStreamingMessage", "chat")
         return _fail(
             reqs, "the stream stopped without its end and the client did not send SubscribeToTask"
         )
@@ -1245,7 +1281,7 @@ def _input_required(runs: Runs, transport: str) -> Outcome:
     run = _run(runs, "mcp-input-required")
     first = [r for r in run.receipts_of("main") if r.command is not None]
     if not first:
-        return _nothing_sent({run.scenario.id: run}, reqs, "tools/call")
+        return _nothing_sent({run.scenario.id: run}, reqs, "tools/call", "chat")
     then = [r for r in run.chat_receipts if r.continued and r.command is not None]
     if not then:
         return _fail(

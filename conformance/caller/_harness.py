@@ -308,12 +308,25 @@ async def run_caller_async(options: CallerOptions) -> list[CheckRun]:
     """:func:`run_caller` in a running event loop."""
     selected, protocols, transports = _selection(options)
     if options.dry_run:
-        return [
-            CheckRun(check.spec, transport, Outcome(Verdict.NA, "dry run"))
-            for check in selected
-            for transport in check.spec.transports
-            if transport in transports
-        ]
+        # The harness sends nothing itself: the plan is the scenarios each check would read.
+        planned = {s.id: (s, p) for s, p in _scenarios(selected, protocols, transports)}
+        out = []
+        for check in selected:
+            would_read = [planned[sid] for sid in check.scenarios if sid in planned]
+            notes = [
+                {"t": 0.0, "dir": "note", "text": f"scenario {s.id} ({p}): {s.title}"}
+                for s, p in would_read
+            ]
+            for transport in check.spec.transports:
+                if transport in transports:
+                    outcome = Outcome(
+                        Verdict.NA,
+                        "dry run",
+                        evidence={"scenarios": [s.id for s, _ in would_read]},
+                        transcript=list(notes),
+                    )
+                    out.append(CheckRun(check.spec, transport, outcome))
+        return out
     argv = client_argv(options)
     # The longest first, so that the run ends soon after its longest scenario.
     plays = sorted(_scenarios(selected, protocols, transports), key=lambda p: -_busy_s(p[0]))

@@ -58,6 +58,7 @@ __all__ = [
     "ScenarioRun",
     "SentMessage",
     "Stage",
+    "same_key",
 ]
 
 JSON = dict[str, Any]
@@ -65,7 +66,7 @@ JSON = dict[str, Any]
 #: The credential the A2A scenarios give the client (A2A-AUTHZ-3, A2A-AUTHZ-4).
 CREDENTIAL: Final = "Bearer conformance-credential-5f0c2e"
 #: The most a peer waits for a command to reach it before giving up on a script step.
-_RECEIPT_WAIT_S: Final = 3.0
+_RECEIPT_WAIT_S: Final = 10.0
 
 
 def _declaration() -> JSON:
@@ -800,7 +801,7 @@ class Stage:
     ) -> JSON:
         request_key = envelope.get("requestKey")
         # As a conformant responder does (RPC-SIG-3, RPC-SIG-4).
-        if request_key is not None and not _same_key(request_key, signer_key):
+        if request_key is not None and not same_key(request_key, signer_key):
             return {
                 "error": {
                     "code": "bad_request",
@@ -828,7 +829,8 @@ class Stage:
         return {"response": response}
 
 
-def _same_key(request_key: Any, signer_key: str | None) -> bool:
+def same_key(request_key: Any, signer_key: str | None) -> bool:
+    """Whether a ``requestKey`` names the key the core verified (compared decoded, RPC-REQ-4)."""
     if not isinstance(request_key, str) or signer_key is None:
         return False
     try:

@@ -62,3 +62,38 @@ def test_a_client_that_supports_nothing_gets_na_not_green() -> None:
     )
     assert {r.outcome.verdict for r in runs} == {Verdict.NA}
     assert all("not yet" in r.outcome.detail for r in runs)
+
+
+_DIRECT_ONLY = """
+from conformance.caller.reference_client import ReferenceClient, main
+
+
+class DirectOnly(ReferenceClient):
+    async def make_call(self, core, call):
+        if call.chat is not None and call.chat.kind == "group":
+            return {"unsupported": "no groups"}
+        return await super().make_call(core, call)
+
+
+main(DirectOnly)
+"""
+
+
+def test_a_client_without_groups_is_measured_in_direct_chats_and_na_in_groups(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "direct_only.py"
+    script.write_text(_DIRECT_ONLY)
+    runs = run_caller(
+        CallerOptions(
+            command=shlex.join([sys.executable, str(script)]),
+            checks=("CALL-CLR-3", "CALL-CLR-5", "CALL-CMD-4"),
+            protocols=("mcp",),
+        )
+    )
+    verdicts = {r.spec.id: r.outcome.verdict for r in runs}
+    assert verdicts == {
+        "caller.text-replies-kept": Verdict.PASS,
+        "caller.mention-sender-only": Verdict.NA,
+        "caller.mention-form": Verdict.NA,
+    }

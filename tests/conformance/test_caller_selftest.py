@@ -24,13 +24,19 @@ def reference_runs() -> list[CheckRun]:
     return run_caller(CallerOptions(builtin="reference", seed=7, timeout_s=15))
 
 
+def _explain(runs: list[CheckRun]) -> str:
+    """The runs that are not green, with the end of their transcripts."""
+    lines = []
+    for run in runs:
+        if run.outcome.verdict not in OK:
+            lines.append(f"{run.key}: {run.outcome.verdict} {run.outcome.detail}")
+            lines.extend(f"    {entry}" for entry in run.outcome.transcript[-12:])
+    return "\n".join(lines)
+
+
 def test_the_reference_client_passes_every_check(reference_runs: list[CheckRun]) -> None:
-    bad = [
-        f"{r.key}: {r.outcome.verdict} {r.outcome.detail}"
-        for r in reference_runs
-        if r.outcome.verdict not in OK
-    ]
-    assert not bad, "\n".join(bad)
+    bad = [r for r in reference_runs if r.outcome.verdict not in OK]
+    assert not bad, _explain(reference_runs)
     expected = {f"{s.id}@{t}" for s in all_checks() for t in s.transports}
     assert {r.key for r in reference_runs} == expected
 
@@ -39,7 +45,7 @@ def test_the_one_ambiguity_the_reference_meets_is_named(reference_runs: list[Che
     acceptable = [r for r in reference_runs if r.outcome.verdict is Verdict.ACCEPTABLE]
     assert [(r.spec.id, r.outcome.ambiguity) for r in acceptable] == [
         ("caller.rate-limited-without-retry-after", "AMB-10")
-    ]
+    ], _explain(reference_runs)
 
 
 def test_runs_carry_transcripts_and_the_scenarios_they_read(reference_runs: list[CheckRun]) -> None:
@@ -58,7 +64,7 @@ def test_verdicts_are_the_same_on_a_rerun_with_the_same_seed(
     again = run_caller(CallerOptions(builtin="reference", seed=7, timeout_s=15))
     assert [(r.key, r.outcome.verdict) for r in again] == [
         (r.key, r.outcome.verdict) for r in reference_runs
-    ]
+    ], _explain(again) + "\n" + _explain(reference_runs)
 
 
 def test_the_catalogue_and_the_mutant_clients_agree() -> None:
