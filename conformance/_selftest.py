@@ -117,7 +117,7 @@ def _load(options: SelftestOptions, name: str, entry: str) -> Any:
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as exc:
-        if exc.name is not None and name.startswith(exc.name):
+        if exc.name is not None and (exc.name == name or name.startswith(exc.name + ".")):
             return None
         raise
     needed = (entry, "mutants", "all_checks")

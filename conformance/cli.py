@@ -323,7 +323,7 @@ def _registry(name: str, entry: str) -> Any:
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as exc:
-        if exc.name is not None and name.startswith(exc.name):
+        if exc.name is not None and (exc.name == name or name.startswith(exc.name + ".")):
             return None
         raise
     return module if callable(getattr(module, entry, None)) else None
