@@ -161,6 +161,12 @@ def _busy_s(scenario: Scenario) -> float:
     return total
 
 
+def _scripts_s(scenario: Scenario) -> float:
+    """The longest any script of the scenario takes to send its in-time messages, and a margin."""
+    longest = max((s.after_s for c in scenario.calls for s in c.steps if not s.late), default=0.0)
+    return longest + 2.0
+
+
 def _seed(seed: int, scenario: str) -> int:
     return zlib.crc32(f"{seed}:{scenario}".encode())
 
@@ -272,6 +278,8 @@ async def play_scenario(
             bound = _planned_s(scenario) + grace_s
             process = await run_process(_substitute(argv, values), env, bound)
             run.process = process
+            # A client that returned early does not cut the scripts short.
+            await stage.finish_scripts(_scripts_s(scenario))
             run.note(
                 stage.now(),
                 process.problem() or f"the client exited 0 after {process.duration_s:.2f} s",

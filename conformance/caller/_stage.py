@@ -292,6 +292,8 @@ class Stage:
         self._server: Server | None = None
         self._t0 = time.monotonic()
         self._triggered: set[str] = set()
+        #: One per script being played: set once its in-time messages are all sent.
+        self._scripts: list[anyio.Event] = []
         self.run: ScenarioRun | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -658,7 +660,7 @@ class Stage:
                 receipt.call, receipt.resume = label, True
                 run.wait_started.setdefault((label, True), run.command_time(receipt.t))
                 if peer.key == "bot":
-                    self.start(self._play_resume, peer, receipt, request)
+                    self.start(self._play_resume, peer, receipt, request, self._script())
             return
         plan = self._match(request, "chat", peer.key)
         if plan is None:
@@ -668,7 +670,7 @@ class Stage:
             receipt.call, receipt.continued = plan.label, True
             run.wait_started.setdefault((plan.label, True), run.command_time(receipt.t))
             if peer.key == plan.callee:
-                self.start(self._play_continuation, peer, receipt, request)
+                self.start(self._play_continuation, peer, receipt, request, self._script())
             return
         receipt.call = plan.label
         peer.items.setdefault(plan.label, item_id)
@@ -676,14 +678,37 @@ class Stage:
         if peer.key == plan.callee and plan.label not in self._triggered:
             self._triggered.add(plan.label)
             run.wait_started[(plan.label, False)] = run.command_time(receipt.t)
-            self.start(self._play, plan, request, receipt.t)
+            self.start(self._play, plan, request, receipt.t, self._script())
 
-    async def _play(self, plan: CallPlan, request: Mapping[str, Any], t0: float) -> None:
-        for step in sorted(plan.steps, key=lambda s: s.after_s):
-            delay = t0 + step.after_s - self.now()
-            if delay > 0:
-                await anyio.sleep(delay)
-            await self._send_step(plan, step, request)
+    def _script(self) -> anyio.Event:
+        done = anyio.Event()
+        self._scripts.append(done)
+        return done
+
+    async def finish_scripts(self, limit_s: float) -> None:
+        """Let every script started play its in-time messages, even if the client is gone.
+
+        What a client must keep is what was sent within its wait; a client that returned
+        early does not shorten the script (else it would pass for the messages it missed).
+        Late messages are not waited for.
+        """
+        with anyio.move_on_after(limit_s):
+            for done in list(self._scripts):
+                await done.wait()
+
+    async def _play(
+        self, plan: CallPlan, request: Mapping[str, Any], t0: float, done: anyio.Event
+    ) -> None:
+        try:
+            for step in sorted(plan.steps, key=lambda s: s.after_s):
+                if step.late:
+                    done.set()
+                delay = t0 + step.after_s - self.now()
+                if delay > 0:
+                    await anyio.sleep(delay)
+                await self._send_step(plan, step, request)
+        finally:
+            done.set()
 
     def _message(self, plan: CallPlan, step: ChatStep, request: Mapping[str, Any]) -> JSON | None:
         if step.kind == "text":
@@ -725,6 +750,14 @@ class Stage:
             run.harness_errors.append(f"{step.by} could not send a {step.kind} message: {error}")
 
     async def _play_continuation(
+        self, peer: _Peer, receipt: ChatReceipt, request: Mapping[str, Any], done: anyio.Event
+    ) -> None:
+        try:
+            await self._continue(peer, receipt, request)
+        finally:
+            done.set()
+
+    async def _continue(
         self, peer: _Peer, receipt: ChatReceipt, request: Mapping[str, Any]
     ) -> None:
         run = self.run
@@ -740,8 +773,14 @@ class Stage:
         )
 
     async def _play_resume(
-        self, peer: _Peer, receipt: ChatReceipt, request: Mapping[str, Any]
+        self, peer: _Peer, receipt: ChatReceipt, request: Mapping[str, Any], done: anyio.Event
     ) -> None:
+        try:
+            await self._resume(peer, receipt, request)
+        finally:
+            done.set()
+
+    async def _resume(self, peer: _Peer, receipt: ChatReceipt, request: Mapping[str, Any]) -> None:
         run = self.run
         assert run is not None and receipt.call is not None
         step = ChatStep(peer.key, "resume")
