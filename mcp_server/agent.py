@@ -2074,6 +2074,8 @@ class Agent:
                 await self.clock.sleep(min(poll_s, deadline - now))
 
     async def _pending_deliveries(self, group_id: int) -> int:
+        # ``/sql`` rows are text: the column names joined by "|" first (when there are rows),
+        # then each row's values joined by "|" (execSQL, addSQLResultRow)
         response = await self._command(
             "/sql chat SELECT hex(agent_conn_id) FROM connections WHERE group_member_id IN "
             f"(SELECT group_member_id FROM group_members WHERE group_id = {group_id})"
@@ -2090,9 +2092,12 @@ class Agent:
             "/sql agent SELECT count(*) FROM snd_message_deliveries WHERE failed = 0 AND "
             f"hex(conn_id) IN ({listed})"
         )
-        rows = response.get("rows") or []
-        count = _COUNT_ROW.search(rows[0]) if rows and isinstance(rows[0], str) else None
-        return int(count.group(0)) if count else 0
+        counts = [
+            int(row.strip())
+            for row in response.get("rows") or []
+            if isinstance(row, str) and _COUNT_ROW.fullmatch(row.strip())
+        ]
+        return counts[0] if counts else 0
 
 
 _HEX_ROW: Final = re.compile(r"[0-9A-Fa-f]{1,200}")

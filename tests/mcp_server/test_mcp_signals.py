@@ -122,13 +122,13 @@ async def test_sigint_stops_the_server_and_a_second_sigint_joins_the_stop(tmp_pa
 
             tg.start_soon(connect)
             await owner.wait_message(lambda t: "/'approve 1'" in t)
-            # the owner is offline: the cancelled card waits for delivery, so the stop waits
-            network.faults.offline("alice")
+            # the agent is off the network: the cancelled card waits to be sent, so the stop waits
+            network.faults.offline("my-agent")
             process.send_signal(signal.SIGINT)
             await out.wait_line(lambda line: line == "Cancelled 1 action.")
             assert process.returncode is None
             process.send_signal(signal.SIGINT)  # joins the stop in progress
-            network.faults.offline("alice", False)
+            network.faults.offline("my-agent", False)
             await network.settle()
             code = await process.wait()
             await owner.wait_message(lambda t: t.endswith("\nCancelled: the server stopped."))

@@ -9,8 +9,8 @@ lock removed, "Stopped.". Time is a manual clock.
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +23,11 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_sim import Running, World, result_text, structured, text_of_item, world
 
 from mcp_server.actions import ActionState
-from mcp_server.agent import Agent, NoProgress, ToolError
+from mcp_server.agent import Agent, AgentConfig, NoProgress, ToolError
 from mcp_server.cli import ApproveMode
+from mcp_server.control import ControlChat
+from mcp_server.log import Log
+from simplex_protocols._clock import ManualClock
 
 DIRECTORY_CARD = (
     "I want to connect to bot SimpleX Directory (@directory.simplex), as myself.\n"
@@ -64,25 +67,30 @@ async def performing(server: Running, n: int) -> None:
         await action.changed.wait()
 
 
-class CommandCount:
-    """Counts the agent's commands that start with a prefix, with a wait for the next one."""
+class PollSleeps:
+    """The agent's clock, counting the short sleeps between two delivery polls of the stop."""
 
-    def __init__(self, agent: Agent, prefix: str) -> None:
+    def __init__(self, agent: Agent) -> None:
+        self.inner = agent.clock
         self.count = 0
         self.changed = anyio.Event()
-        inner: Callable[[str], Awaitable[dict[str, Any]]] = agent._command
+        agent.clock = self
 
-        async def counted(command: str) -> dict[str, Any]:
-            response = await inner(command)
-            if command.startswith(prefix):
-                self.count += 1
-                self.changed.set()
-                self.changed = anyio.Event()
-            return response
+    def now(self) -> float:
+        return self.inner.now()
 
-        agent._command = counted  # type: ignore[method-assign]
+    def wall(self) -> float:
+        return self.inner.wall()
+
+    async def sleep(self, seconds: float) -> None:
+        if seconds <= 0.1:
+            self.count += 1
+            self.changed.set()
+            self.changed = anyio.Event()
+        await self.inner.sleep(seconds)
 
     async def at_least(self, count: int) -> None:
+        """Wait until the poller has gone to sleep ``count`` times (it sleeps now)."""
         while self.count < count:
             await self.changed.wait()
 
@@ -173,18 +181,19 @@ async def test_the_stop_waits_for_the_control_chats_deliveries(tmp_path: Path) -
         async with world(tmp_path) as w:
             await w.setup_owner()
             server = w.server
-            polls = CommandCount(server.info.agent, "/sql agent ")
+            polls = PollSleeps(server.info.agent)
             async with anyio.create_task_group() as tg:
                 start_call(tg, server, "connect", {"target": "@directory.simplex"})
                 await w.owner.wait_message(lambda t: "/'approve 1'" in t)
-                w.network.faults.offline("alice")  # the cancelled card waits on the router
+                # the agent is off the network: the cancelled card waits to be sent
+                w.network.faults.offline("my-agent")
                 server.stop.set()
                 await server.log.wait_line(lambda line: line == "Cancelled 1 action.")
             await polls.at_least(1)
             await w.clock.advance(5)
             await polls.at_least(2)
             assert "Stopped." not in server.log.lines
-            w.network.faults.offline("alice", False)
+            w.network.faults.offline("my-agent", False)
             await w.network.settle()
             await w.clock.advance(0.1)
             await server.finished.wait()
@@ -198,11 +207,11 @@ async def test_the_wait_for_deliveries_ends_after_10_s(tmp_path: Path) -> None:
         async with world(tmp_path) as w:
             await w.setup_owner()
             server = w.server
-            polls = CommandCount(server.info.agent, "/sql agent ")
+            polls = PollSleeps(server.info.agent)
             async with anyio.create_task_group() as tg:
                 start_call(tg, server, "connect", {"target": "@directory.simplex"})
                 await w.owner.wait_message(lambda t: "/'approve 1'" in t)
-                w.network.faults.offline("alice")
+                w.network.faults.offline("my-agent")
                 server.stop.set()
                 await server.log.wait_line(lambda line: line == "Cancelled 1 action.")
             await polls.at_least(1)
@@ -332,3 +341,47 @@ async def test_mode_host_an_action_whose_counter_is_being_written_at_the_stop_is
             # never performed: the directory has no contact from the agent
             assert not any(e["type"] == "contactConnected" for e in w.directory.events)
             assert not any("performed without approval" in line for line in server.log.lines)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("conns", "count", "expected"),
+    [
+        (["hex(agent_conn_id)", "AB12", "CD34"], ["count(*)", "2"], 2),  # the core: a header row
+        (["AB12", "CD34"], ["2"], 2),
+        (["hex(agent_conn_id)", "AB12"], ["count(*)", "0"], 0),
+        ([], None, 0),  # no member connection: no second query
+    ],
+)
+async def test_the_delivery_queries_of_the_plan_and_their_rows(
+    conns: list[str], count: list[str] | None, expected: int
+) -> None:
+    sent: list[str] = []
+
+    async def command(cmd: str) -> dict[str, Any]:
+        sent.append(cmd)
+        return {"type": "sQLResult", "rows": conns if cmd.startswith("/sql chat ") else count}
+
+    agent = Agent(
+        command,
+        AgentConfig(name="my-agent", display="My Agent"),
+        clock=ManualClock(),
+        log=Log(io.StringIO(), io.StringIO()),
+        user_id=1,
+        profile_name="My Agent",
+        control=ControlChat(command, 10, 1),
+        next_action=1,
+    )
+    assert await agent._pending_deliveries(10) == expected
+    assert sent[0] == (
+        "/sql chat SELECT hex(agent_conn_id) FROM connections WHERE group_member_id IN "
+        "(SELECT group_member_id FROM group_members WHERE group_id = 10)"
+    )
+    if count is None:
+        assert len(sent) == 1
+    else:
+        ids = ",".join(f"'{c}'" for c in conns if c != "hex(agent_conn_id)")
+        assert sent[1] == (
+            "/sql agent SELECT count(*) FROM snd_message_deliveries WHERE failed = 0 AND "
+            f"hex(conn_id) IN ({ids})"
+        )
