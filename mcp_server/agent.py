@@ -1083,11 +1083,22 @@ class Agent:
     def _start_perform(self, action: Action, *, already: bool = False) -> None:
         if not already:
             action.apply(ActionEvent.APPROVED)
-        action.extra["approved_at"] = self.clock.now()
+        now = self.clock.now()
+        action.extra["approved_at"] = now
+        if action.tool is ActionTool.CONNECT:
+            # known from the approval on, so progress names it while the perform starts
+            action.extra["connect_deadline"] = self._connect_deadline(action, now)
         if action.n in self._performs:
             return
         self._performs.add(action.n)
         self._spawn(self._perform, action)
+
+    def _connect_deadline(self, action: Action, start: float) -> float:
+        """The end of a connect's wait: ``wait`` seconds from ``start`` (the approval), at most
+        23 h 50 min after the action's creation (monotonic clock)."""
+        wait_s = float(action.input.get("wait", 60))
+        cap = start + (action.created + CONNECT_WAIT_CAP_S - self.clock.wall())
+        return min(start + wait_s, cap)
 
     async def _perform(self, action: Action) -> None:
         try:
@@ -1460,7 +1471,6 @@ class Agent:
         target = str(action.input.get("target", ""))
         incognito = "on" if action.input.get("incognito") else "off"
         message = _str(action.input.get("message"))
-        wait_s = float(action.input.get("wait", 60))
         summary = await self._plan(target)
         action.plan = summary
         if self._check_plan(target, summary, message):
@@ -1551,10 +1561,10 @@ class Agent:
                 if kind == "contactAlreadyExists" and chat_info is not None:
                     action.known_as = await self._known_as(action.chat, chat_info)
                 return
-        approved = action.extra.get("approved_at")
-        start = approved if isinstance(approved, float) else self.clock.now()
-        cap = start + (action.created + CONNECT_WAIT_CAP_S - self.clock.wall())
-        deadline = min(start + wait_s, cap)
+        known = action.extra.get("connect_deadline")
+        deadline = (
+            known if isinstance(known, float) else self._connect_deadline(action, self.clock.now())
+        )
         action.extra["connect_deadline"] = deadline
         action.notify()
         while not action.connected and self.clock.now() < deadline:
