@@ -3,30 +3,31 @@
 from __future__ import annotations
 
 import copy
-import re
 from typing import TYPE_CHECKING, Any
 
 from simplex_protocols._wire import chat_message_size, json_size
-from simplex_protocols.chat_call import parse_mention
-from simplex_protocols.errors import CallFramingError
 from simplex_protocols.limits import MAX_CHAT_MESSAGE_BYTES, MSG_UPDATE_ENVELOPE_BYTES
 
 from . import _records as rec
 from ._cmd_users import UserCommands, json_arg, json_object
 from ._corebase import parse_int
 from ._errors import chat_error, command_error, store_error
+from ._markdown import mentioned_names, parse_markdown
 from ._store import ConnRow, GroupRow, ItemRow, MemberRow, UserRow
 
 if TYPE_CHECKING:
     from ._network import Delivery
 
-__all__ = ["MAX_SND_MENTIONS", "MessageCommands"]
+__all__ = ["MAX_RCV_MENTIONS", "MAX_SND_MENTIONS", "MessageCommands"]
 
 JSON = dict[str, Any]
 Args = dict[str, str | None]
 
 #: At most this many members can be mentioned in one message (the core's maxSndMentions).
 MAX_SND_MENTIONS = 3
+
+#: At most this many mentions of a received message are kept (the core's maxRcvMentions).
+MAX_RCV_MENTIONS = 5
 
 #: Items a new member receives from the group's history, when history is on.
 HISTORY_ITEMS = 100
@@ -239,11 +240,7 @@ class MessageCommands(UserCommands):
             quote = None
             if msg.get("quotedItemId") is not None:
                 quote = self._quote_for(kind, chat_id, msg["quotedItemId"])
-            mentions = self._mentions(kind, chat_id, msg.get("mentions") or {})
-            if mentions and not set(mentions) <= text_mentions(mc.get("text", "")):
-                # The core keeps only the mentions its Markdown parser finds in the text; a
-                # one-line text starting with "/" is a command and has none.
-                raise store_error("invalidMention")
+            mentions = self._mentions(kind, chat_id, msg.get("mentions") or {}, mc)
             extra = json_size(self._quote_wire(quote)) + 9 if quote is not None else 0
             if mentions:
                 extra += json_size({n: m.member_id for n, m in mentions.items()}) + 12
@@ -261,20 +258,39 @@ class MessageCommands(UserCommands):
             "chatItems": [self.a_item(i) for i in items],
         }
 
-    def _mentions(self, kind: str, chat_id: int, raw: Any) -> dict[str, MemberRow]:
+    def _mentions(self, kind: str, chat_id: int, raw: Any, mc: JSON) -> dict[str, MemberRow]:
+        """The mentions of a sent or edited message, checked as the core checks them.
+
+        The core reads the text's Markdown: a text without formatting keeps no mentions (they
+        are dropped, not refused); otherwise every name must be a ``mention`` fragment of the
+        text (a one-line text starting with ``/`` is one command and has none), at most 3,
+        each a different member of the group (``errorStore invalidMention``).
+        """
         if not isinstance(raw, dict):
             raise command_error("mentions must be an object")
         if not raw:
             return {}
         if kind != "group":
             raise store_error("invalidMention")
-        if len(raw) > MAX_SND_MENTIONS:
-            raise command_error(f"at most {MAX_SND_MENTIONS} mentions in a message")
+        for gm_id in raw.values():
+            if not isinstance(gm_id, int) or isinstance(gm_id, bool):
+                raise command_error("mentions: a group member ID (a number) for each name")
+        text = mc.get("text", "")
+        formatted = parse_markdown(text) if isinstance(text, str) else None
+        if not formatted:
+            return {}
+        names = set(mentioned_names(formatted))
+        if (
+            len(raw) > MAX_SND_MENTIONS
+            or not set(raw) <= names
+            or len(set(raw.values())) != len(raw)
+        ):
+            raise store_error("invalidMention")
         out: dict[str, MemberRow] = {}
         for name, gm_id in raw.items():
-            m = self.db.members.get(gm_id) if isinstance(gm_id, int) else None
+            m = self.db.members.get(gm_id)
             if m is None or m.group_id != chat_id:
-                raise store_error("invalidMention")
+                raise store_error("groupMemberNotFound", groupMemberId=gm_id)
             out[str(name)] = m
         return out
 
@@ -325,7 +341,7 @@ class MessageCommands(UserCommands):
         if not editable:
             raise chat_error("invalidChatItemUpdate")
         live = a.get("live") == "on"
-        mentions = self._mentions(kind, chat_id, raw_mentions)
+        mentions = self._mentions(kind, chat_id, raw_mentions, mc)
         self.check_size(mc, update=True)
         old = item.content.get("msgContent")
         was_live = bool(item.live)
@@ -630,28 +646,3 @@ def _query_matches(query: JSON, chat: JSON) -> bool:
         settings = (info.get("contact") or info.get("groupInfo") or {}).get("chatSettings", {})
         return bool(settings.get("favorite"))
     return True
-
-
-_MENTION_CANDIDATE = re.compile(r"(?:^|(?<=\s))@(?:'[^'\n]*'|[^\s]+)")
-
-
-def text_mentions(text: str) -> set[str]:
-    """The member names the core's Markdown parser reads as mentions in a message text.
-
-    A one-line text starting with ``/`` is a command and has no mentions. Otherwise each
-    ``@name`` or ``@'name with spaces'`` that starts a word is one (a trailing punctuation
-    character after an unquoted name is not part of it). An approximation of the core's
-    parser, good for the names the toolkit writes with ``chat_call.format_mention``.
-    """
-    if "\n" not in text and text.startswith("/"):
-        return set()
-    names: set[str] = set()
-    for match in _MENTION_CANDIDATE.finditer(text):
-        token = match.group(0)
-        for candidate in (token, token.rstrip(".,;:!?")):
-            try:
-                names.add(parse_mention(candidate))
-                break
-            except CallFramingError:
-                continue
-    return names

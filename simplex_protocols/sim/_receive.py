@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from . import _records as rec
 from ._cmd_connect import business_group_profile
-from ._cmd_messages import HISTORY_ITEMS
+from ._cmd_messages import HISTORY_ITEMS, MAX_RCV_MENTIONS
 from ._corebase import parse_int
 from ._errors import store_error
+from ._markdown import mentioned_names, parse_markdown
 from ._service import ServiceCommands
 from ._store import ConnRow, ContactRow, GroupRow, ItemRow, LinkRow, MemberRow, RequestRow, UserRow
 
@@ -1058,14 +1059,12 @@ class Receiver(ServiceCommands):
             me = self.membership(g)
             if me.status not in ("connected", "complete", "creator"):
                 return
-            for name, member_id in (body.get("mentions") or {}).items():
-                target = self.db.member_by_member_id(chat_id, str(member_id))
-                if target is not None:
-                    mentions[str(name)] = self.mention_json(target)
-                else:
-                    mentions[str(name)] = {"memberId": str(member_id)}
-                if member_id == me.member_id:
-                    user_mention = True
+            mentions = self._received_mentions(chat_id, body)
+            quoted = body.get("quote")
+            user_reply = isinstance(quoted, dict) and quoted.get("memberId") == me.member_id
+            user_mention = user_reply or any(
+                m.get("memberId") == me.member_id for m in mentions.values()
+            )
             as_group = bool(body.get("asGroup")) or (
                 not g.direct and member is not None and member.role == "owner"
             )
@@ -1098,6 +1097,30 @@ class Receiver(ServiceCommands):
         if kind == "direct":
             self.db.contacts[chat_id].used = True
         self._new_items_event(user, [item])
+
+    def _received_mentions(self, group_id: int, body: JSON) -> JSON:
+        """The mentions of a received group message, read as the core reads them: only names
+        that are ``mention`` fragments of the text, in their order, each member once, at most
+        5 (``maxRcvMentions``)."""
+        raw = body.get("mentions")
+        content = body.get("content")
+        text = content.get("text") if isinstance(content, dict) else None
+        if not isinstance(raw, dict) or not raw or not isinstance(text, str):
+            return {}
+        out: JSON = {}
+        seen: set[str] = set()
+        for name in mentioned_names(parse_markdown(text)):
+            if len(out) >= MAX_RCV_MENTIONS:
+                break
+            member_id = raw.get(name)
+            if member_id is None or str(member_id) in seen:
+                continue
+            seen.add(str(member_id))
+            target = self.db.member_by_member_id(group_id, str(member_id))
+            out[name] = (
+                self.mention_json(target) if target is not None else {"memberId": str(member_id)}
+            )
+        return out
 
     def _received_quote(self, kind: str, chat_id: int, raw: Any) -> JSON | None:
         if not isinstance(raw, dict) or not isinstance(raw.get("content"), dict):
@@ -1143,6 +1166,8 @@ class Receiver(ServiceCommands):
         item.content = {"type": "rcvMsgContent", "msgContent": copy.deepcopy(content)}
         item.item_text = str(content.get("text", ""))
         item.has_link = rec.has_link(item.item_text)
+        if item.chat_type == "group":
+            item.mentions = self._received_mentions(item.chat_id, d.body)
         if "live" in d.body and item.live is not None:
             item.live = bool(d.body["live"])
         if not was_live:

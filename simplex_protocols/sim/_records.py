@@ -8,10 +8,10 @@ API reference (peer type ``agent``, SimpleX names, channels, ``protocols``).
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from typing import Any
 
+from ._markdown import has_links, parse_markdown
 from ._store import (
     ConnRow,
     ContactRow,
@@ -115,8 +115,6 @@ _DEFAULT_GROUP_PREFS: JSON = {
 
 _VRANGE: JSON = {"minVersion": 1, "maxVersion": CHAT_VERSION}
 
-_LINK_RE = re.compile(r"(https?://\S+|simplex:/\S+)")
-
 
 def jcopy(value: Any) -> Any:
     """A copy of a JSON value (faster than ``copy.deepcopy`` for plain dicts and lists)."""
@@ -142,7 +140,8 @@ def role_at_least(role: str, required: str) -> bool:
 
 
 def has_link(text: str) -> bool:
-    return bool(_LINK_RE.search(text))
+    """``meta.hasLink``: the text has a web link, a SimpleX link or a SimpleX name."""
+    return has_links(parse_markdown(text))
 
 
 # ---------------------------------------------------------------------------- profiles
@@ -551,9 +550,23 @@ def chat_item(db: Database, item: ItemRow, now: float) -> JSON:
         "content": jcopy(item.content),
         "mentions": jcopy(item.mentions),
     }
+    formatted = parse_markdown(item.item_text)
+    if formatted is not None:
+        out["formattedText"] = formatted
     if item.quote is not None:
-        out["quotedItem"] = jcopy(item.quote)
+        out["quotedItem"] = quote(item.quote)
     out["reactions"] = []
+    return out
+
+
+def quote(row: JSON) -> JSON:
+    """A CIQuote with the ``formattedText`` of the quoted content's text, as the core adds it."""
+    out: JSON = jcopy(row)
+    content = out.get("content")
+    text = content.get("text") if isinstance(content, dict) else None
+    formatted = parse_markdown(text) if isinstance(text, str) else None
+    if formatted is not None:
+        out["formattedText"] = formatted
     return out
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import typing
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict
@@ -21,6 +22,7 @@ import test_sim_faults
 import test_sim_groups
 import test_sim_service
 from simkit import World, capture
+from simplex_chat.types import T
 
 import simplex_protocols.sim
 from simplex_protocols.sim import check_frame, check_shape
@@ -29,6 +31,13 @@ from simplex_protocols.sim._newer_types import EVENT_SHAPES, RESPONSE_SHAPES
 pytestmark = pytest.mark.anyio
 
 SIM_DIR = Path(simplex_protocols.sim.__file__).parent
+
+#: A text with every Markdown format the core knows (a SimpleX link is appended).
+ALL_FORMATS = (
+    "*bold* _italic_ ~strike~ `snippet` #secret# !1 red! !- small! https://example.com "
+    "[site](https://example.com) @bob /help chat@example.com +44 7777 777 777 #news "
+    "@directory.simplex"
+)
 
 #: The event deliberately unknown to every client (chaos mode).
 CHAOS_EVENT = "simChaosEvent"
@@ -95,6 +104,20 @@ async def _more_commands() -> None:
             f"/_set prefs @{a_contact['contactId']}", {"fullDelete": {"allow": "yes"}}
         )
         await bob.event("contactUpdated")
+        # a text with every Markdown format, and a reply that quotes it (formattedText on the
+        # items and on the quote)
+        blink_text = await bob_address(bob)
+        await alice.cmd_json(
+            f"/_send @{a_contact['contactId']} json",
+            [{"msgContent": {"type": "text", "text": f"{ALL_FORMATS}\n{blink_text}"}}],
+        )
+        got = await bob.message()
+        quoted = got["chatItems"][0]["chatItem"]["meta"]["itemId"]
+        await bob.cmd_json(
+            f"/_send @{got['chatItems'][0]['chatInfo']['contact']['contactId']} json",
+            [{"msgContent": {"type": "text", "text": "/ok"}, "quotedItemId": quoted}],
+        )
+        await alice.message("/ok")
         await bob.cmd(f"/_delete_address {bob.user_id}")
         await alice.cmd("/_stop")
         await alice.cmd("/_start")
@@ -123,6 +146,17 @@ async def test_every_frame_the_simulator_emits_has_the_cores_shape() -> None:
         if errors:
             problems.setdefault(f"{kind} {resp.get('type')}", errors[:3])
     assert problems == {}
+    # every format of FormattedText was emitted, on items and on quotes
+    formats: set[str] = set()
+    quotes_with_formats = 0
+    for _, resp in recorder.frames:
+        for aci in resp.get("chatItems") or []:
+            item = aci.get("chatItem") or {}
+            for fragment in item.get("formattedText") or []:
+                formats.add(fragment.get("format", {}).get("type"))
+            quotes_with_formats += bool((item.get("quotedItem") or {}).get("formattedText"))
+    assert formats - {None} == set(typing.get_args(T.Format_Tag))
+    assert quotes_with_formats
     seen_events = recorder.types("event")
     seen_responses = recorder.types("response")
     # every response and event tag the simulator's code can emit was emitted and checked

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from simkit import Client, World, text_item
 
+from simplex_protocols._wire import dumps
+
 pytestmark = pytest.mark.anyio
 
 MCP_PROTOCOLS = {"mcp": {"versions": ["2026-07-28"], "transports": {"chat": True, "rpc": True}}}
@@ -92,11 +94,33 @@ async def test_group_of_three_with_a_mention() -> None:
         back = await bob.message("44")
         assert back["chatItems"][0]["chatItem"]["quotedItem"]["itemId"] == item["meta"]["itemId"]
         assert back["chatItems"][0]["chatItem"]["quotedItem"]["chatDir"] == {"type": "groupSnd"}
-        # mentions are for group members only, at most 3
-        err = await bob.error(
-            f'/_send #{bob_gid} json [{{"msgContent":{{"type":"text","text":"x"}},"mentions":{{"x":9999}}}}]'
+        # mentions are read from the text's Markdown, as the core reads them: a text without
+        # formatting keeps none (they are dropped), a name the text does not mention, more
+        # than 3, or one member twice is refused, and the member must be in the group
+        plain = await bob.cmd_json(
+            f"/_send #{bob_gid} json",
+            [{"msgContent": {"type": "text", "text": "x"}, "mentions": {"x": carol_id}}],
         )
-        assert err == {"type": "errorStore", "storeError": {"type": "invalidMention"}}
+        assert plain["chatItems"][0]["chatItem"]["mentions"] == {}
+        for text, mentions in (
+            ("hi @carol", {"bob": carol_id}),
+            ("/ask @carol", {"carol": carol_id}),  # a one-line command has no mentions
+            ("@a @b", {"a": carol_id, "b": carol_id}),
+            ("@a @b @c @d", {"a": 1, "b": 2, "c": 3, "d": 4}),
+        ):
+            err = await bob.error(
+                f"/_send #{bob_gid} json "
+                + dumps([{"msgContent": {"type": "text", "text": text}, "mentions": mentions}])
+            )
+            assert err == {"type": "errorStore", "storeError": {"type": "invalidMention"}}, text
+        err = await bob.error(
+            f"/_send #{bob_gid} json "
+            + dumps([{"msgContent": {"type": "text", "text": "@x hi"}, "mentions": {"x": 9999}}])
+        )
+        assert err == {
+            "type": "errorStore",
+            "storeError": {"type": "groupMemberNotFound", "groupMemberId": 9999},
+        }
 
 
 async def test_roles_removal_leaving_and_group_deletion() -> None:
