@@ -469,7 +469,7 @@ class GroupCommands(Receiver):
     def _delete_contact(self, user: UserRow, contact_id: int, mode: str, notify: bool) -> JSON:
         c = self.get_contact(user, contact_id)
         for item in self.db.chat_items("direct", contact_id):
-            del self.db.items[item.item_id]
+            self.db.remove_item(item.item_id)
         if mode == "messages":
             return {
                 "type": "contactDeleted",
@@ -496,7 +496,7 @@ class GroupCommands(Receiver):
         me = self.membership(g)
         if mode == "messages":
             for item in self.db.chat_items("group", group_id):
-                del self.db.items[item.item_id]
+                self.db.remove_item(item.item_id)
             return {
                 "type": "groupDeletedUser",
                 "user": self.user_json(user.user_id),
@@ -511,7 +511,7 @@ class GroupCommands(Receiver):
             self._broadcast(g, {"t": "x.grp.del"})
         out = self.group_json(g)
         for item in self.db.chat_items("group", group_id):
-            del self.db.items[item.item_id]
+            self.db.remove_item(item.item_id)
         for m in self.db.group_members(group_id):
             if m.conn_id is not None:
                 self.db.conns.pop(m.conn_id, None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import copy
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +14,7 @@ from ._cmd_users import UserCommands, json_arg, json_object
 from ._corebase import parse_int
 from ._errors import chat_error, command_error, store_error
 from ._markdown import mentioned_names, parse_markdown
-from ._store import ConnRow, GroupRow, ItemRow, MemberRow, UserRow
+from ._store import ChatIndex, ConnRow, GroupRow, ItemRow, MemberRow, UserRow
 
 if TYPE_CHECKING:
     from ._network import Delivery
@@ -199,7 +200,7 @@ class MessageCommands(UserCommands):
         for conn in conns:
             self.send_on(conn, body, receipt=[item.item_id])
         if not conns:
-            item.status = {"type": "sndSent", "sndProgress": "complete"}
+            self.db.set_item_status(item, {"type": "sndSent", "sndProgress": "complete"})
         return item
 
     def _quote_wire(self, quote: ItemRow) -> JSON:
@@ -401,7 +402,7 @@ class MessageCommands(UserCommands):
                     for conn in self._recipients(kind, chat_id):
                         self.send_on(conn, {"t": "x.msg.del", "sharedMsgId": item.shared_msg_id})
             else:
-                del self.db.items[item.item_id]
+                self.db.remove_item(item.item_id)
                 deletions.append({"deletedChatItem": before})
         return {
             "type": "chatItemsDeleted",
@@ -430,128 +431,221 @@ class MessageCommands(UserCommands):
         return kind, chat_id
 
     def cmd_get_chat(self, a: Args) -> JSON:
+        """``/_get chat``: every paging form, as the core's queries page.
+
+        ``count=N`` is the last N items; ``after=ID``/``before=ID`` the N items after/before
+        an item of the chat (``chatItemNotFound`` otherwise); ``around=ID`` N before, the item,
+        N after, with real stats and ``navInfo``; ``initial=N`` is ``around`` the first unread
+        item, or the last N items when none is unread. ``content=`` and ``search=`` select the
+        items around the pivot (the pivot itself is always returned). Only the page is read.
+        """
         user = self.active_user()
         kind, chat_id = self._chat_ref(user, a["ref"] or "")
-        items = rec.ordered_items(self.db, kind, chat_id)
+        index = self.db.chat_index(kind, chat_id)
+        items = index.items if index is not None else []
         tag = a.get("content")
-        if tag is not None:
-            items = [i for i in items if (i.content.get("msgContent") or {}).get("type") == tag]
-        search = a.get("search")
-        if search:
-            items = [i for i in items if search.lower() in i.item_text.lower()]
+        search = (a.get("search") or "").lower()
         page = a["page"] or ""
         parts = dict(p.split("=", 1) for p in page.split())
-        count = int(parts.get("count", parts.get("initial", "0")))
-        stats = dict(rec.EMPTY_STATS)
-        nav = False
-        ids = [i.item_id for i in items]
+        count = max(0, int(parts.get("count", parts.get("initial", "0"))))
+
+        def selected(item: ItemRow) -> bool:
+            if tag is not None and (item.content.get("msgContent") or {}).get("type") != tag:
+                return False
+            return not search or search in item.item_text.lower()
+
+        def after(pos: int) -> list[ItemRow]:
+            if tag is None and not search:
+                return items[pos + 1 : pos + 1 + count]
+            out: list[ItemRow] = []
+            for item in items[pos + 1 :]:
+                if len(out) >= count:
+                    break
+                if selected(item):
+                    out.append(item)
+            return out
+
+        def before(pos: int) -> list[ItemRow]:
+            if tag is None and not search:
+                return items[max(0, pos - count) : pos]
+            out: list[ItemRow] = []
+            for item in reversed(items[:pos]):
+                if len(out) >= count:
+                    break
+                if selected(item):
+                    out.append(item)
+            return out[::-1]
+
+        def pivot(text: str) -> tuple[ItemRow, int]:
+            item_id = int(text)
+            item = self.db.items.get(item_id)
+            if index is None or item is None or (item.chat_type, item.chat_id) != (kind, chat_id):
+                raise store_error("chatItemNotFound", itemId=item_id)
+            return item, index.position(item)
+
+        stats: JSON = dict(rec.EMPTY_STATS)
+        around: tuple[ItemRow, int] | None = None
         if "after" in parts:
-            pivot = int(parts["after"])
-            idx = ids.index(pivot) if pivot in ids else len(ids)
-            sel = items[idx + 1 : idx + 1 + count]
+            sel = after(pivot(parts["after"])[1])
         elif "before" in parts:
-            pivot = int(parts["before"])
-            idx = ids.index(pivot) if pivot in ids else 0
-            sel = items[max(0, idx - count) : idx]
+            sel = before(pivot(parts["before"])[1])
         elif "around" in parts:
-            pivot = int(parts["around"])
-            if pivot not in ids:
-                raise store_error("chatItemNotFound", itemId=pivot)
-            idx = ids.index(pivot)
-            sel = items[max(0, idx - count) : idx + count + 1]
-            nav = True
-        elif "initial" in parts:
+            around = pivot(parts["around"])
             stats = rec.chat_stats(self.db, kind, chat_id)
-            unread = [i for i in items if i.status.get("type") == "rcvNew"]
-            if unread:
-                idx = ids.index(unread[0].item_id)
-                sel = items[max(0, idx - count) : idx + count]
+        elif "initial" in parts:
+            if search:
+                raise store_error(
+                    "internalError", message="initial chat pagination doesn't support search"
+                )
+            first = self._first_unread(index, tag)
+            if first is not None:
+                around = first, index.position(first) if index is not None else 0
+                stats = rec.chat_stats(self.db, kind, chat_id)
+                stats["minUnreadItemId"] = first.item_id
             else:
-                sel = items[-count:] if count else []
-            nav = True
+                sel = before(len(items))
         else:
-            sel = items[-count:] if count else []
+            sel = before(len(items))
+        if around is not None:
+            sel = [*before(around[1]), around[0], *after(around[1])]
         out: JSON = {
             "type": "apiChat",
             "user": self.user_json(user.user_id),
             "chat": rec.achat(self.db, kind, chat_id, sel, stats, self.now()),
         }
-        if nav:
-            after = items[ids.index(sel[-1].item_id) + 1 :] if sel else []
-            out["navInfo"] = {
-                "afterUnread": sum(1 for i in after if i.status.get("type") == "rcvNew"),
-                "afterTotal": len(after),
-            }
+        if "around" in parts or "initial" in parts:
+            nav = {"afterUnread": 0, "afterTotal": 0}
+            if index is not None and sel and around is not None:
+                last = sel[-1]
+                nav = {
+                    "afterUnread": index.unread_after(last),
+                    "afterTotal": len(items) - index.position(last) - 1,
+                }
+            out["navInfo"] = nav
         return out
 
+    @staticmethod
+    def _first_unread(index: ChatIndex | None, tag: str | None) -> ItemRow | None:
+        """The first unread item in the chat's order (of the content type, when given)."""
+        if index is None:
+            return None
+        if tag is None:
+            return index.first_unread()
+        for key in index.unread_keys:
+            item = index.items[bisect.bisect_left(index.keys, key)]
+            if (item.content.get("msgContent") or {}).get("type") == tag:
+                return item
+        return None
+
     def cmd_get_chats(self, a: Args) -> JSON:
+        """``/_get chats``: the chat list newest first, filtered and paged by chat time.
+
+        Every chat is ordered and filtered from its row and its index (no item is read);
+        only the chats of the page are rendered, each with its last item and its stats.
+        """
         user = self.user_by_id(a["userId"])
         query: JSON = {"type": "filters", "favorite": False, "unread": False}
         if a.get("query") is not None:
             query = json_object(a["query"], "ChatListQuery")
-        chats: list[tuple[tuple[str, int], JSON]] = []
-        now = self.now()
+        search = str(query.get("search", "")).lower() if query.get("type") == "search" else None
+        favorite = search is None and bool(query.get("favorite"))
+        unread = search is None and bool(query.get("unread"))
+        entries: list[tuple[tuple[str, int], str, Any]] = []
         for c in self.db.contacts.values():
             if c.user_id != user.user_id or c.is_user_contact or c.chat_deleted:
                 continue
-            chats.append(
-                (
-                    (c.chat_ts or c.created_at, c.contact_id),
-                    self._preview("direct", c.contact_id, now),
-                )
+            prof = self.db.profiles[c.profile_id]
+            names: tuple[str, ...] = (
+                c.local_display_name,
+                *_profile_names(prof.profile),
+                prof.local_alias,
             )
+            if self._chat_listed(
+                "direct", c.contact_id, c.favorite, c.unread_chat, names, search, favorite, unread
+            ):
+                entries.append(((c.chat_ts or c.created_at, c.contact_id), "direct", c))
         for g in self.db.groups.values():
             if g.user_id != user.user_id:
                 continue
-            chats.append(
-                ((g.chat_ts or g.created_at, g.group_id), self._preview("group", g.group_id, now))
+            names = (
+                g.local_display_name,
+                *_profile_names(g.profile),
+                str(g.profile.get("description") or ""),
             )
-        for r in self.db.requests.values():
-            if r.user_id == user.user_id:
-                chats.append(
-                    (
-                        (r.updated_at, r.contact_request_id),
-                        {
-                            "chatInfo": {
-                                "type": "contactRequest",
-                                "contactRequest": rec.user_contact_request(self.db, r),
-                            },
-                            "chatItems": [],
-                            "chatStats": dict(rec.EMPTY_STATS),
-                        },
-                    )
+            if self._chat_listed(
+                "group", g.group_id, g.favorite, g.unread_chat, names, search, favorite, unread
+            ):
+                entries.append(((g.chat_ts or g.created_at, g.group_id), "group", g))
+        if not favorite or unread or search is not None:
+            for r in self.db.requests.values():
+                if r.user_id != user.user_id:
+                    continue
+                names = (
+                    r.local_display_name,
+                    *_profile_names(self.db.profiles[r.profile_id].profile),
                 )
-        if a.get("pcc") == "on":
+                if search is None or any(search in n.lower() for n in names):
+                    entries.append(((r.updated_at, r.contact_request_id), "contactRequest", r))
+        if a.get("pcc") == "on" and not favorite and not unread:
             for conn in self.db.conns.values():
-                if conn.user_id == user.user_id and self._is_pcc(conn):
-                    chats.append(
-                        (
-                            (conn.updated_at, conn.conn_id),
-                            {
-                                "chatInfo": {
-                                    "type": "contactConnection",
-                                    "contactConnection": rec.pending_connection(conn),
-                                },
-                                "chatItems": [],
-                                "chatStats": dict(rec.EMPTY_STATS),
-                            },
-                        )
-                    )
-        chats = [(ts, ch) for ts, ch in chats if _query_matches(query, ch)]
-        chats.sort(key=lambda pair: pair[0], reverse=True)
+                if conn.user_id != user.user_id or not self._is_pcc(conn):
+                    continue
+                if search is None or search in conn.local_alias.lower():
+                    entries.append(((conn.updated_at, conn.conn_id), "contactConnection", conn))
+        entries.sort(key=lambda entry: entry[0], reverse=True)
         page = a.get("page") or "count=5000"
         parts = dict(p.split("=", 1) for p in page.split())
         count = int(parts.get("count", "5000"))
         if "before" in parts:
-            chats = [(ts, ch) for ts, ch in chats if ts[0] < parts["before"]]
+            entries = [e for e in entries if e[0][0] < parts["before"]][:count]
         elif "after" in parts:
-            chats = [(ts, ch) for ts, ch in chats if ts[0] > parts["after"]]
-            chats = chats[-count:]
+            entries = [e for e in entries if e[0][0] > parts["after"]][-count:] if count else []
+        else:
+            entries = entries[:count]
+        now = self.now()
         return {
             "type": "apiChats",
             "user": self.user_json(user.user_id),
-            "chats": [ch for _, ch in chats[:count]],
+            "chats": [self._chat_entry(kind, row, now) for _, kind, row in entries],
         }
+
+    def _chat_listed(
+        self,
+        kind: str,
+        chat_id: int,
+        is_favorite: bool,
+        unread_chat: bool,
+        names: tuple[str, ...],
+        search: str | None,
+        favorite: bool,
+        unread: bool,
+    ) -> bool:
+        """The core's chat list filters: a search in the names; favorite, unread (marked
+        unread or with unread items), or either when both are asked."""
+        if search is not None:
+            return any(search in n.lower() for n in names)
+        if not favorite and not unread:
+            return True
+        if favorite and is_favorite:
+            return True
+        if unread:
+            index = self.db.chat_index(kind, chat_id)
+            return unread_chat or (index is not None and bool(index.unread_keys))
+        return False
+
+    def _chat_entry(self, kind: str, row: Any, now: float) -> JSON:
+        if kind == "direct":
+            return self._preview("direct", row.contact_id, now, unread_chat=row.unread_chat)
+        if kind == "group":
+            return self._preview("group", row.group_id, now, unread_chat=row.unread_chat)
+        if kind == "contactRequest":
+            info: JSON = {
+                "type": "contactRequest",
+                "contactRequest": rec.user_contact_request(self.db, row),
+            }
+        else:
+            info = {"type": "contactConnection", "contactConnection": rec.pending_connection(row)}
+        return {"chatInfo": info, "chatItems": [], "chatStats": dict(rec.EMPTY_STATS)}
 
     def _is_pcc(self, conn: ConnRow) -> bool:
         return (
@@ -562,19 +656,24 @@ class MessageCommands(UserCommands):
             and conn.status != "ready"
         )
 
-    def _preview(self, kind: str, chat_id: int, now: float) -> JSON:
-        items = rec.ordered_items(self.db, kind, chat_id)
-        last = items[-1:] if items else []
-        stats = rec.chat_stats(self.db, kind, chat_id)
+    def _preview(self, kind: str, chat_id: int, now: float, *, unread_chat: bool = False) -> JSON:
+        """A chat of the chat list: its info, its last item, its stats (lowest unread ID)."""
+        index = self.db.chat_index(kind, chat_id)
+        last = index.items[-1:] if index is not None else []
+        stats = rec.chat_stats(
+            self.db, kind, chat_id, unread_chat=unread_chat, min_unread_by_id=True
+        )
         return rec.achat(self.db, kind, chat_id, last, stats, now)
 
     def cmd_read_items(self, a: Args) -> JSON:
         user = self.active_user()
         kind, chat_id = self._chat_ref(user, a["ref"] or "")
-        ids = {int(x) for x in (a["ids"] or "").split(",")}
-        for item in self.db.chat_items(kind, chat_id):
-            if item.item_id in ids and item.status.get("type") == "rcvNew":
-                item.status = {"type": "rcvRead"}
+        for item_id in {int(x) for x in (a["ids"] or "").split(",")}:
+            item = self.db.items.get(item_id)
+            if item is None or (item.chat_type, item.chat_id) != (kind, chat_id):
+                continue
+            if item.status.get("type") == "rcvNew":
+                self.db.set_item_status(item, {"type": "rcvRead"})
         return {
             "type": "itemsReadForChat",
             "user": self.user_json(user.user_id),
@@ -584,9 +683,11 @@ class MessageCommands(UserCommands):
     def cmd_read_chat(self, a: Args) -> JSON:
         user = self.active_user()
         kind, chat_id = self._chat_ref(user, a["ref"] or "")
-        for item in self.db.chat_items(kind, chat_id):
-            if item.status.get("type") == "rcvNew":
-                item.status = {"type": "rcvRead"}
+        index = self.db.chat_index(kind, chat_id)
+        if index is not None:
+            for key in list(index.unread_keys):
+                item = index.items[bisect.bisect_left(index.keys, key)]
+                self.db.set_item_status(item, {"type": "rcvRead"})
         return {"type": "cmdOk", "user_": self.user_json(user.user_id)}
 
     # ------------------------------------------------------------------ delivery receipts
@@ -597,7 +698,7 @@ class MessageCommands(UserCommands):
         for item_id in d.receipt or []:
             item = self.db.items.get(item_id)
             if item is not None and item.status.get("type") == "sndNew":
-                item.status = {"type": "sndSent", "sndProgress": "complete"}
+                self.db.set_item_status(item, {"type": "sndSent", "sndProgress": "complete"})
                 changed.append(item)
         self._statuses(changed)
 
@@ -611,7 +712,9 @@ class MessageCommands(UserCommands):
                 and item.chat_type == "direct"
                 and item.status.get("type") in ("sndNew", "sndSent")
             ):
-                item.status = {"type": "sndRcvd", "msgRcptStatus": "ok", "sndProgress": "complete"}
+                self.db.set_item_status(
+                    item, {"type": "sndRcvd", "msgRcptStatus": "ok", "sndProgress": "complete"}
+                )
                 changed.append(item)
         self._statuses(changed)
 
@@ -630,19 +733,5 @@ class MessageCommands(UserCommands):
         )
 
 
-def _query_matches(query: JSON, chat: JSON) -> bool:
-    if query.get("type") == "search":
-        needle = str(query.get("search", "")).lower()
-        info = chat["chatInfo"]
-        name = ""
-        for key in ("contact", "groupInfo", "contactRequest"):
-            if key in info:
-                name = str(info[key].get("localDisplayName", ""))
-        return needle in name.lower()
-    if query.get("unread") and chat["chatStats"]["unreadCount"] == 0:
-        return False
-    if query.get("favorite"):
-        info = chat["chatInfo"]
-        settings = (info.get("contact") or info.get("groupInfo") or {}).get("chatSettings", {})
-        return bool(settings.get("favorite"))
-    return True
+def _profile_names(profile: JSON) -> tuple[str, str]:
+    return str(profile.get("displayName") or ""), str(profile.get("fullName") or "")

@@ -52,11 +52,7 @@ class UserCommands(CoreBase):
     def cmd_list_users(self, a: Args) -> JSON:
         users = []
         for u in sorted(self.db.users.values(), key=lambda r: r.user_id):
-            unread = sum(
-                1
-                for i in self.db.items.values()
-                if i.user_id == u.user_id and i.status.get("type") == "rcvNew"
-            )
+            unread = self.db.user_unread_count(u.user_id)
             users.append({"user": self.user_json(u.user_id), "unreadCount": unread})
         return {"type": "usersList", "users": users}
 

@@ -360,7 +360,7 @@ class CoreBase:
             has_link=rec.has_link(text),
             **fields,
         )
-        self.db.items[item.item_id] = item
+        self.db.add_item(item)
         self.touch_chat(chat_type, chat_id, item.item_ts)
         return item
 

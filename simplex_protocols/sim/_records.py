@@ -577,30 +577,40 @@ def a_chat_item(db: Database, item: ItemRow, now: float) -> JSON:
     }
 
 
-def chat_stats(db: Database, chat_type: str, chat_id: int, *, unread_chat: bool = False) -> JSON:
-    """Real chat statistics: every ``rcvNew`` item of the chat counts as unread."""
-    unread = [
-        i
-        for i in ordered_items(db, chat_type, chat_id)
-        if i.status.get("type") == "rcvNew" and i.deleted is None
-    ]
+def chat_stats(
+    db: Database,
+    chat_type: str,
+    chat_id: int,
+    *,
+    unread_chat: bool = False,
+    min_unread_by_id: bool = False,
+) -> JSON:
+    """Real chat statistics: every ``rcvNew`` item of the chat counts as unread.
+
+    ``minUnreadItemId`` is the first unread item in the chat's order (``/_get chat``), or
+    the lowest unread item ID with ``min_unread_by_id`` (the chat list's previews), as the
+    core's two queries compute it.
+    """
+    index = db.chat_index(chat_type, chat_id)
+    if index is None or not index.unread_keys:
+        return {**EMPTY_STATS, "unreadChat": unread_chat}
+    if min_unread_by_id:
+        first = index.unread_ids[0]
+    else:
+        found = index.first_unread()
+        first = found.item_id if found is not None else 0
     return {
-        "unreadCount": len(unread),
-        "unreadMentions": sum(1 for i in unread if i.user_mention),
+        "unreadCount": len(index.unread_keys),
+        "unreadMentions": index.unread_mentions if chat_type == "group" else 0,
         "reportsCount": 0,
-        "minUnreadItemId": unread[0].item_id if unread else 0,
+        "minUnreadItemId": first,
         "unreadChat": unread_chat,
     }
 
 
 def ordered_items(db: Database, chat_type: str, chat_id: int) -> list[ItemRow]:
     """A chat's items in the core's order: groups by item time, others by creation."""
-    items = db.chat_items(chat_type, chat_id)
-    if chat_type == "group":
-        items.sort(key=lambda i: (i.item_ts, i.item_id))
-    else:
-        items.sort(key=lambda i: i.item_id)
-    return items
+    return db.chat_items(chat_type, chat_id)
 
 
 def achat(

@@ -9,11 +9,13 @@ them. Rows hold only JSON-compatible values, so a database is saved and loaded a
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "ChatIndex",
     "ConnRow",
     "ContactRow",
     "Database",
@@ -26,9 +28,14 @@ __all__ = [
     "RequestRow",
     "ServiceRequestRow",
     "UserRow",
+    "item_key",
 ]
 
 JSON = dict[str, Any]
+
+#: An item's place in its chat: groups are ordered by item time (the sender's time), other
+#: chats by creation, then by item ID, as the core's queries order them.
+ItemKey = tuple[str, int]
 
 
 @dataclass
@@ -202,6 +209,85 @@ class ItemRow:
     forwarded: JSON | None = None
 
 
+def item_key(item: ItemRow) -> ItemKey:
+    """The sort key of an item in its chat (``(item_ts, item_id)`` in groups, else by ID)."""
+    return (item.item_ts, item.item_id) if item.chat_type == "group" else ("", item.item_id)
+
+
+def is_unread(item: ItemRow) -> bool:
+    """The core counts every item with status ``rcvNew`` as unread."""
+    return item.status.get("type") == "rcvNew"
+
+
+class ChatIndex:
+    """One chat's items in the core's order, and its unread items (kept as items change).
+
+    ``keys``/``items`` are parallel lists sorted by :func:`item_key`; ``unread_keys`` are the
+    keys of the unread items in the same order, ``unread_ids`` their IDs in ID order, and
+    ``unread_mentions`` how many of them mention the user. Paging is then a binary search and
+    a slice; counts are lengths.
+    """
+
+    __slots__ = ("items", "keys", "unread_ids", "unread_keys", "unread_mentions", "user_id")
+
+    def __init__(self, user_id: int) -> None:
+        self.user_id = user_id
+        self.keys: list[ItemKey] = []
+        self.items: list[ItemRow] = []
+        self.unread_keys: list[ItemKey] = []
+        self.unread_ids: list[int] = []
+        self.unread_mentions = 0
+
+    def add(self, item: ItemRow) -> None:
+        key = item_key(item)
+        if not self.keys or key > self.keys[-1]:
+            self.keys.append(key)
+            self.items.append(item)
+        else:
+            at = bisect.bisect_left(self.keys, key)
+            self.keys.insert(at, key)
+            self.items.insert(at, item)
+        if is_unread(item):
+            self.mark_unread(item, True)
+
+    def remove(self, item: ItemRow) -> None:
+        key = item_key(item)
+        at = bisect.bisect_left(self.keys, key)
+        if at < len(self.keys) and self.keys[at] == key:
+            del self.keys[at]
+            del self.items[at]
+        if is_unread(item):
+            self.mark_unread(item, False)
+
+    def mark_unread(self, item: ItemRow, unread: bool) -> None:
+        key = item_key(item)
+        if unread:
+            bisect.insort(self.unread_keys, key)
+            bisect.insort(self.unread_ids, item.item_id)
+            self.unread_mentions += bool(item.user_mention)
+            return
+        at = bisect.bisect_left(self.unread_keys, key)
+        if at < len(self.unread_keys) and self.unread_keys[at] == key:
+            del self.unread_keys[at]
+            at = bisect.bisect_left(self.unread_ids, item.item_id)
+            del self.unread_ids[at]
+            self.unread_mentions -= bool(item.user_mention)
+
+    def position(self, item: ItemRow) -> int:
+        """The index of ``item`` in :attr:`items` (it must be in this chat)."""
+        return bisect.bisect_left(self.keys, item_key(item))
+
+    def unread_after(self, item: ItemRow) -> int:
+        """How many unread items come after ``item`` in the chat's order."""
+        return len(self.unread_keys) - bisect.bisect_right(self.unread_keys, item_key(item))
+
+    def first_unread(self) -> ItemRow | None:
+        """The first unread item in the chat's order."""
+        if not self.unread_keys:
+            return None
+        return self.items[bisect.bisect_left(self.keys, self.unread_keys[0])]
+
+
 @dataclass
 class LinkRow:
     """A row of ``user_contact_links``: a contact address or a group link."""
@@ -308,6 +394,18 @@ class Database:
     service_requests: dict[str, ServiceRequestRow] = field(default_factory=dict)
     active_user_id: int | None = None
     _agent_index: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    # Indexes over the rows (not saved; built on first use and kept as rows change).
+    _chats: dict[tuple[str, int], ChatIndex] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    _shared: dict[tuple[str, int, str], int] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    _indexed: bool = field(default=False, repr=False, compare=False)
+    _members_by_group: dict[int, list[MemberRow]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    _members_generation: tuple[int, int] = field(default=(-1, -1), repr=False, compare=False)
 
     def next_id(self, table: str) -> int:
         """The next row ID of ``table`` (1, 2, 3, ...; never reused, as AUTOINCREMENT)."""
@@ -329,11 +427,20 @@ class Database:
         return self.conns.get(conn_id) if conn_id is not None else None
 
     def group_members(self, group_id: int) -> list[MemberRow]:
-        return [m for m in self.members.values() if m.group_id == group_id]
+        """The members of a group (the user's own membership included), in ID order."""
+        generation = (len(self.members), self.counters.get("members", 0))
+        if generation != self._members_generation:
+            # members are only ever added (a new ID) or deleted (one fewer): rebuild then
+            by_group: dict[int, list[MemberRow]] = {}
+            for m in self.members.values():
+                by_group.setdefault(m.group_id, []).append(m)
+            self._members_by_group = by_group
+            self._members_generation = generation
+        return list(self._members_by_group.get(group_id, ()))
 
     def member_by_member_id(self, group_id: int, member_id: str) -> MemberRow | None:
-        for m in self.members.values():
-            if m.group_id == group_id and m.member_id == member_id:
+        for m in self.group_members(group_id):
+            if m.member_id == member_id:
                 return m
         return None
 
@@ -343,14 +450,74 @@ class Database:
                 return g
         return None
 
+    # ------------------------------------------------------------------ chat items
+
+    def chat_index(self, chat_type: str, chat_id: int) -> ChatIndex | None:
+        """The index of one chat's items, or ``None`` when it has none."""
+        if not self._indexed:
+            self._build_index()
+        return self._chats.get((chat_type, chat_id))
+
     def chat_items(self, chat_type: str, chat_id: int) -> list[ItemRow]:
-        return [i for i in self.items.values() if i.chat_type == chat_type and i.chat_id == chat_id]
+        """A chat's items in the core's order (a new list)."""
+        index = self.chat_index(chat_type, chat_id)
+        return list(index.items) if index is not None else []
 
     def item_by_shared_id(self, chat_type: str, chat_id: int, shared_id: str) -> ItemRow | None:
-        for i in self.items.values():
-            if i.chat_type == chat_type and i.chat_id == chat_id and i.shared_msg_id == shared_id:
-                return i
-        return None
+        if not self._indexed:
+            self._build_index()
+        item_id = self._shared.get((chat_type, chat_id, shared_id))
+        return self.items.get(item_id) if item_id is not None else None
+
+    def add_item(self, item: ItemRow) -> None:
+        """Store a new item (its chat, time and shared ID never change afterwards)."""
+        self.items[item.item_id] = item
+        if self._indexed:
+            self._index_item(item)
+
+    def remove_item(self, item_id: int) -> None:
+        item = self.items.pop(item_id, None)
+        if item is None or not self._indexed:
+            return
+        index = self._chats.get((item.chat_type, item.chat_id))
+        if index is not None:
+            index.remove(item)
+        if item.shared_msg_id is not None:
+            key = (item.chat_type, item.chat_id, item.shared_msg_id)
+            if self._shared.get(key) == item.item_id:
+                del self._shared[key]
+
+    def set_item_status(self, item: ItemRow, status: JSON) -> None:
+        """Change an item's ``CIStatus`` (keeping the unread counts)."""
+        was_unread = is_unread(item)
+        item.status = status
+        if self._indexed and was_unread != is_unread(item):
+            index = self._chats.get((item.chat_type, item.chat_id))
+            if index is not None:
+                index.mark_unread(item, not was_unread)
+
+    def user_unread_count(self, user_id: int) -> int:
+        if not self._indexed:
+            self._build_index()
+        return sum(len(ix.unread_keys) for ix in self._chats.values() if ix.user_id == user_id)
+
+    def _index_item(self, item: ItemRow) -> None:
+        key = (item.chat_type, item.chat_id)
+        index = self._chats.get(key)
+        if index is None:
+            index = self._chats[key] = ChatIndex(item.user_id)
+        index.add(item)
+        if item.shared_msg_id is not None:
+            self._shared.setdefault(
+                (item.chat_type, item.chat_id, item.shared_msg_id), item.item_id
+            )
+
+    def _build_index(self) -> None:
+        self._chats.clear()
+        self._shared.clear()
+        for item_id in sorted(self.items):
+            self._index_item(self.items[item_id])
+        self._indexed = True
 
     # ------------------------------------------------------------------ persistence
 
