@@ -79,8 +79,7 @@ class SimBackend:
         request = frame_command(frame)
         core = self._network.core(self._core)
         if request is None:
-            session.outbox.append(dict(INVALID_REQUEST))
-            self._network.changed()
+            session.push(dict(INVALID_REQUEST))
             return
         corr_id, cmd = request
         core.handle_command(session, corr_id, cmd)
@@ -90,7 +89,7 @@ class SimBackend:
             session = self._live_session()
             if session.outbox:
                 return session.outbox.popleft()
-            await self._network.wait_changed()
+            await self._network.wait_for(session)
 
     async def aclose(self) -> None:
         self._closed = True

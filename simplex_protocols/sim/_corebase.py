@@ -51,13 +51,32 @@ _ANIMALS = (
 
 
 class Session:
-    """One client attached to a core (a WebSocket connection or an in-process backend)."""
+    """One client attached to a core (a WebSocket connection or an in-process backend).
+
+    Frames for the client go into :attr:`outbox` with :meth:`push`, which wakes the task
+    waiting for this session (and only it), so a busy network does not wake idle clients.
+    """
 
     def __init__(self, core_name: str, number: int) -> None:
         self.core_name = core_name
         self.number = number
         self.outbox: deque[JSON] = deque()
         self.closed = False
+        self.wakeup: Any = None  # an anyio.Event set by push() or close(), made by the waiter
+
+    def push(self, frame: JSON) -> None:
+        """Queue a frame for the client and wake its waiting task."""
+        self.outbox.append(frame)
+        self.wake()
+
+    def close(self) -> None:
+        self.closed = True
+        self.wake()
+
+    def wake(self) -> None:
+        event, self.wakeup = self.wakeup, None
+        if event is not None:
+            event.set()
 
     def __repr__(self) -> str:
         return f"Session({self.core_name!r}, #{self.number}, closed={self.closed})"
@@ -110,13 +129,13 @@ class CoreBase:
         """Attach a new client; it receives the backlog of events first."""
         self._session_count += 1
         session = Session(self.name, self._session_count)
-        while self.backlog:
-            session.outbox.append(self.backlog.popleft())
+        session.outbox.extend(self.backlog)
+        self.backlog.clear()
         self.sessions.append(session)
         return session
 
     def detach(self, session: Session) -> None:
-        session.closed = True
+        session.close()
         if session in self.sessions:
             self.sessions.remove(session)
 
@@ -134,7 +153,7 @@ class CoreBase:
         """Send a command's response to the session that sent the command."""
         if session is None or session.closed:
             return
-        session.outbox.append({"corrId": corr_id, "resp": self._decorate(resp)})
+        session.push({"corrId": corr_id, "resp": self._decorate(resp)})
 
     def emit(self, resp: JSON) -> None:
         """Send an event to every attached session (after the current command's response)."""
@@ -148,7 +167,7 @@ class CoreBase:
                 self.backlog.popleft()
             return
         for session in self.sessions:
-            session.outbox.append(copy.deepcopy(frame) if len(self.sessions) > 1 else frame)
+            session.push(copy.deepcopy(frame) if len(self.sessions) > 1 else frame)
 
     def flush_deferred(self) -> None:
         deferred, self._deferred = self._deferred, None

@@ -33,6 +33,7 @@ from ._store import Database
 if TYPE_CHECKING:
     from ._backend import SimBackend
     from ._core import SimCore
+    from ._corebase import Session
     from ._service import ServiceCall
 
 __all__ = ["Delivery", "Faults", "LinkTarget", "NameRecord", "SimNetwork", "SimUser"]
@@ -337,7 +338,10 @@ class SimNetwork:
         self._deliveries: list[Delivery] = []
         self._delivery_seq = 0
         self._wire_due: dict[str, float] = {}
-        self._waiters: list[anyio.Event] = []
+        # tasks waiting for their session: their wakeup event -> the deadline they sleep to
+        self._sleepers: dict[anyio.Event, float | None] = {}
+        # tasks waiting for any change (wait_changed): woken after every pump
+        self._watchers: list[anyio.Event] = []
         self._pumping = False
         self._router_turn = 0
         self.service_calls: dict[str, ServiceCall] = {}
@@ -594,11 +598,15 @@ class SimNetwork:
         )
 
     def changed(self) -> None:
-        """Something changed: move what can move and wake every waiter."""
+        """Something changed (a fault, a stopped core): move what can move now."""
         self.pump()
 
     def pump(self) -> None:
-        """Deliver every message that can be delivered now, in order."""
+        """Deliver every message that can be delivered now, in order, and fire timeouts.
+
+        Frames for clients reach their sessions' outboxes (which wake only those clients);
+        a task waiting for a later deadline is woken only when an earlier one appears.
+        """
         if self._pumping:
             return
         self._pumping = True
@@ -609,16 +617,15 @@ class SimNetwork:
                 now = self.clock.now()
                 # the routers take what they can (in order per connection) ...
                 held: set[str] = set()
-                for d in list(self._deliveries):
-                    if d.wire in held:
+                for d in self._deliveries:
+                    if d.accepted or d.wire in held:
                         continue
                     if self.faults.is_offline(d.src_core) or self.faults.is_router_down(d.router):
                         held.add(d.wire)
                         continue
-                    if not d.accepted:
-                        d.accepted = True
-                        if d.src_core in self._cores:
-                            self._cores[d.src_core].on_accepted(d)
+                    d.accepted = True
+                    if d.src_core in self._cores:
+                        self._cores[d.src_core].on_accepted(d)
                 # ... and deliver what is due to recipients that are online and running
                 # (messages sent while this pass runs queue up behind the ones kept)
                 blocked: set[str] = set()
@@ -656,7 +663,11 @@ class SimNetwork:
                 self._fire_service_timeouts(now)
         finally:
             self._pumping = False
-        self._wake()
+        self._rearm()
+        if self._watchers:
+            watchers, self._watchers = self._watchers, []
+            for event in watchers:
+                event.set()
 
     def pending_deliveries(self, agent_conn_ids: Iterable[str] | None = None) -> int:
         """Messages not yet delivered (optionally only those sent on these connections)."""
@@ -667,15 +678,23 @@ class SimNetwork:
 
     def next_deadline(self) -> float | None:
         """When the next delivery or service timeout falls due, on the clock (or ``None``)."""
-        times: list[float] = []
+        now = self.clock.now()
+        best: float | None = None
         for d in self._deliveries:
-            if d.due > self.clock.now() and not self.faults.is_offline(d.dst_core):
-                times.append(d.due)
+            if (
+                d.due > now
+                and (best is None or d.due < best)
+                and not self.faults.is_offline(d.dst_core)
+            ):
+                best = d.due
         for call in self.service_calls.values():
-            times.append(call.deadline)
-        return min(times) if times else None
+            if best is None or call.deadline < best:
+                best = call.deadline
+        return best
 
     def _fire_service_timeouts(self, now: float) -> None:
+        if not self.service_calls:
+            return
         for call_id, call in list(self.service_calls.items()):
             if call.deadline <= now:
                 del self.service_calls[call_id]
@@ -685,30 +704,69 @@ class SimNetwork:
 
     # ------------------------------------------------------------------ waiting
 
-    def _wake(self) -> None:
-        waiters, self._waiters = self._waiters, []
-        for ev in waiters:
-            ev.set()
-
-    async def wait_changed(self) -> None:
-        """Wait until the network changes or its next deadline passes, then pump it."""
-        event = anyio.Event()
-        self._waiters.append(event)
+    def _rearm(self) -> None:
+        """Wake the waiting tasks that sleep past the next deadline, so they sleep to it."""
+        if not self._sleepers:
+            return
         deadline = self.next_deadline()
         if deadline is None:
-            await event.wait()
-        else:
-            delay = max(0.0, deadline - self.clock.now())
-            async with anyio.create_task_group() as tg:
+            return
+        for event, armed in list(self._sleepers.items()):
+            if armed is None or deadline < armed:
+                event.set()
 
-                async def sleeper() -> None:
-                    await self.clock.sleep(delay)
-                    event.set()
+    async def wait_for(self, session: Session) -> None:
+        """Wait until ``session`` has a frame or is closed, or the next deadline passes (then
+        deliver what is due). Returns at once when the session has a frame or is closed."""
+        if session.outbox or session.closed:
+            return
+        event = anyio.Event()
+        session.wakeup = event
+        try:
+            await self._sleep(event)
+        finally:
+            if session.wakeup is event:
+                session.wakeup = None
 
-                tg.start_soon(sleeper)
+    async def wait_changed(self) -> None:
+        """Wait until the network next delivers or changes (a pump), or its next deadline
+        passes (then deliver what is due)."""
+        event = anyio.Event()
+        self._watchers.append(event)
+        try:
+            await self._sleep(event)
+        finally:
+            if event in self._watchers:
+                self._watchers.remove(event)
+
+    async def _sleep(self, event: anyio.Event) -> None:
+        deadline = self.next_deadline()
+        self._sleepers[event] = deadline
+        try:
+            if deadline is None:
                 await event.wait()
-                tg.cancel_scope.cancel()
-        self.pump()
+            elif isinstance(self.clock, SystemClock):
+                with anyio.move_on_after(max(0.0, deadline - self.clock.now())):
+                    await event.wait()
+            else:
+                await self._wait_on_clock(event, deadline)
+        finally:
+            self._sleepers.pop(event, None)
+        if deadline is not None and self.clock.now() >= deadline:
+            self.pump()
+
+    async def _wait_on_clock(self, event: anyio.Event, deadline: float) -> None:
+        """Wait for ``event`` or for ``deadline`` on an injected clock (a ManualClock moves
+        only when a test advances it)."""
+        async with anyio.create_task_group() as tg:
+
+            async def sleeper() -> None:
+                await self.clock.sleep(max(0.0, deadline - self.clock.now()))
+                event.set()
+
+            tg.start_soon(sleeper)
+            await event.wait()
+            tg.cancel_scope.cancel()
 
     def process_timers(self) -> None:
         """Deliver what is due and fire timeouts now (for in-process use without backends)."""

@@ -143,8 +143,7 @@ class SimServer:
                     frame = None
                 request = frame_command(frame)
                 if request is None:
-                    session.outbox.append(dict(INVALID_REQUEST))
-                    self.network.changed()
+                    session.push(dict(INVALID_REQUEST))
                     continue
                 corr_id, cmd = request
                 self.network.core(session.core_name).handle_command(session, corr_id, cmd)
@@ -156,6 +155,6 @@ class SimServer:
             while not session.closed:
                 while session.outbox:
                     await ws.send(_wire.dumps(session.outbox.popleft()))
-                await self.network.wait_changed()
+                await self.network.wait_for(session)
         except ConnectionClosed:
             pass

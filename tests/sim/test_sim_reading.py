@@ -1,10 +1,11 @@
 """Simulated network: reading chats as the core's queries read them, the chat list, unread
-state."""
+state, and the network's waiting."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import pytest
 from simkit import Client, World
 
@@ -155,3 +156,41 @@ async def test_the_chat_list_pages_by_chat_time_and_searches_names() -> None:
             f"/_get chats {alice.user_id}", {"type": "search", "search": "trail t"}
         )
         assert names(found) == ["Trail two"]
+
+
+async def test_idle_clients_do_no_work_after_a_change() -> None:
+    async with World() as w:
+        for name in ("a", "b", "c"):
+            await w.user(name)
+        pumps = 0
+        pump = w.network.pump
+
+        def counting_pump() -> None:
+            nonlocal pumps
+            pumps += 1
+            pump()
+
+        w.network.pump = counting_pump  # type: ignore[method-assign]
+        w.network.changed()
+        for _ in range(200):
+            await anyio.lowlevel.checkpoint()
+        # one pump for the change; the waiting clients are not woken by it
+        assert pumps == 1
+
+
+async def test_a_waiting_client_wakes_for_a_later_delivery_on_the_clock() -> None:
+    async with World() as w:
+        alice = await w.user("alice")
+        bob = await w.user("bob")
+        a_contact, _ = await w.connect(alice, bob, await w.address(bob))
+        await bob.settle()  # bob's client waits with no deadline
+        w.network.faults.latency(3, link=("alice", "bob"))
+        await alice.cmd(f"/_send @{a_contact['contactId']} text in 3 s")
+        await bob.settle()
+        assert "in 3 s" not in [
+            e["chatItems"][0]["chatItem"]["meta"]["itemText"] for e in bob.all("newChatItems")
+        ]
+        assert w.network.next_deadline() == w.clock.now() + 3
+        await w.clock.advance(3)
+        await bob.message("in 3 s")
+        assert w.network.next_deadline() is None
