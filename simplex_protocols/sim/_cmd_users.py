@@ -249,39 +249,51 @@ class UserCommands(CoreBase):
         return {"type": "networkConfig", "networkConfig": copy.deepcopy(cfg)}
 
     def cmd_sql_chat(self, a: Args) -> JSON:
+        """``/sql chat``: the query the MCP server plan runs at shutdown is answered from the
+        simulator's state; any other query has no rows.
+
+        ``SELECT hex(agent_conn_id) FROM connections WHERE group_member_id IN (<subquery or
+        list>)``, the subquery being ``SELECT group_member_id FROM group_members WHERE group_id
+        = N``: the agent connection IDs (hex, upper case) of those members' connections.
+        """
         query = a["query"] or ""
-        m = re.search(
-            r"SELECT\s+hex\(agent_conn_id\)\s+FROM\s+connections\s+WHERE\s+group_member_id\s+IN"
-            r"\s*\(\s*SELECT\s+group_member_id\s+FROM\s+group_members\s+WHERE\s+group_id\s*=\s*"
-            r"(\d+)\s*\)",
-            query,
-            re.IGNORECASE,
-        )
-        rows: list[str] = []
-        if m:
-            gid = int(m.group(1))
-            for mem in self.db.group_members(gid):
-                if mem.conn_id is not None and mem.conn_id in self.db.conns:
-                    rows.append(_agent_hex(self.db.conns[mem.conn_id].agent_conn_id))
-        return {"type": "sQLResult", "rows": rows}
+        m = _SQL_MEMBER_CONNS.fullmatch(query.strip().rstrip(";").strip())
+        if m is None:
+            return {"type": "sQLResult", "rows": []}
+        if m.group("group") is not None:
+            members = {x.group_member_id for x in self.db.group_members(int(m.group("group")))}
+        else:
+            members = {int(x) for x in re.findall(r"\d+", m.group("ids") or "")}
+        values = [
+            _agent_hex(conn.agent_conn_id)
+            for conn in sorted(self.db.conns.values(), key=lambda c: c.conn_id)
+            if conn.member_id in members and conn.status != "deleted"
+        ]
+        return {"type": "sQLResult", "rows": _sql_rows(m.group("column"), values)}
 
     def cmd_sql_agent(self, a: Args) -> JSON:
+        """``/sql agent``: the MCP server plan's count of pending deliveries is answered from
+        the network; any other query has no rows.
+
+        ``SELECT count(*) FROM snd_message_deliveries WHERE failed = 0 AND hex(conn_id) IN
+        ('<hex>', ...)``: how many messages sent on those connections the routers have not
+        taken yet (the agent deletes a delivery when the router accepts the message): held
+        by a router that is down, by the sender's core being offline, or queued behind them.
+        """
         query = a["query"] or ""
-        m = re.search(
-            r"SELECT\s+count\(\*\)\s+FROM\s+snd_message_deliveries\s+WHERE.*hex\(conn_id\)\s+IN"
-            r"\s*\(([^)]*)\)",
-            query,
-            re.IGNORECASE | re.DOTALL,
-        )
-        if m:
-            wanted = {h.strip().strip("'\"").upper() for h in m.group(1).split(",") if h.strip()}
+        m = _SQL_PENDING.fullmatch(query.strip().rstrip(";").strip())
+        if m is None:
+            return {"type": "sQLResult", "rows": []}
+        wanted = {h.upper() for h in re.findall(r"[0-9A-Fa-f]+", m.group("ids"))}
+        count = 0
+        if m.group("failed") == "0":
             ids = [
                 c.agent_conn_id
                 for c in self.db.conns.values()
                 if _agent_hex(c.agent_conn_id) in wanted
             ]
-            return {"type": "sQLResult", "rows": [str(self.network.pending_deliveries(ids))]}
-        return {"type": "sQLResult", "rows": []}
+            count = self.network.pending_deliveries(ids)
+        return {"type": "sQLResult", "rows": _sql_rows(m.group("column"), [str(count)])}
 
     # ------------------------------------------------------------------ address
 
@@ -420,6 +432,26 @@ class UserCommands(CoreBase):
         user = self.user_by_id(a["userId"])
         user.auto_accept_group_invitations = a["on"] == "on"
         return {"type": "cmdOk", "user_": self.user_json(user.user_id)}
+
+
+_SQL_MEMBER_CONNS = re.compile(
+    r"SELECT\s+(?P<column>hex\(\s*agent_conn_id\s*\))\s+FROM\s+connections\s+"
+    r"WHERE\s+group_member_id\s+IN\s*\(\s*(?:SELECT\s+group_member_id\s+FROM\s+group_members\s+"
+    r"WHERE\s+group_id\s*=\s*(?P<group>\d+)|(?P<ids>\d+(?:\s*,\s*\d+)*)?)\s*\)",
+    re.IGNORECASE,
+)
+_SQL_PENDING = re.compile(
+    r"SELECT\s+(?P<column>count\(\s*\*\s*\))\s+FROM\s+snd_message_deliveries\s+"
+    r"WHERE\s+failed\s*=\s*(?P<failed>[01])\s+AND\s+hex\(\s*conn_id\s*\)\s+IN\s*"
+    r"\((?P<ids>(?:\s*'[0-9A-Fa-f]*'\s*,?)*)\)",
+    re.IGNORECASE,
+)
+
+
+def _sql_rows(column: str, values: list[str]) -> list[str]:
+    """The core's ``sQLResult`` rows: the column names (``|``-separated), then one line per
+    row; no rows at all when the query returns none."""
+    return [column, *values] if values else []
 
 
 def _agent_hex(agent_conn_id: str) -> str:

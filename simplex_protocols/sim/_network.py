@@ -670,11 +670,18 @@ class SimNetwork:
                 event.set()
 
     def pending_deliveries(self, agent_conn_ids: Iterable[str] | None = None) -> int:
-        """Messages not yet delivered (optionally only those sent on these connections)."""
+        """Messages the routers have not taken yet (optionally only those sent on these
+        connections), as the agent's ``snd_message_deliveries`` counts them: a delivery
+        ends when the router accepts the message, whether or not the recipient is online."""
         if agent_conn_ids is None:
-            return len(self._deliveries)
+            return sum(1 for d in self._deliveries if not d.accepted)
         ids = set(agent_conn_ids)
-        return sum(1 for d in self._deliveries if d.src_agent in ids)
+        return sum(1 for d in self._deliveries if not d.accepted and d.src_agent in ids)
+
+    def messages_in_flight(self) -> int:
+        """Messages sent and not yet delivered to their recipients (held by a fault, waiting
+        for their latency, or for an offline or stopped recipient)."""
+        return len(self._deliveries)
 
     def next_deadline(self) -> float | None:
         """When the next delivery or service timeout falls due, on the clock (or ``None``)."""

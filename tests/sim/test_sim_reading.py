@@ -1,5 +1,5 @@
 """Simulated network: reading chats as the core's queries read them, the chat list, unread
-state, and the network's waiting."""
+state, the shutdown SQL of the MCP server plan, and the network's waiting."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from typing import Any
 import anyio
 import pytest
 from simkit import Client, World
+
+from simplex_protocols.sim._cmd_users import _agent_hex
 
 pytestmark = pytest.mark.anyio
 
@@ -156,6 +158,52 @@ async def test_the_chat_list_pages_by_chat_time_and_searches_names() -> None:
             f"/_get chats {alice.user_id}", {"type": "search", "search": "trail t"}
         )
         assert names(found) == ["Trail two"]
+
+
+async def test_the_shutdown_sql_reads_connections_and_pending_deliveries() -> None:
+    async with World() as w:
+        alice = await w.user("alice")
+        bob = await w.user("bob")
+        gid = (await alice.cmd_json(f"/_group {alice.user_id}", {"displayName": "g"}))["groupInfo"][
+            "groupId"
+        ]
+        link = (await alice.cmd(f"/_create link #{gid} member"))["groupLink"]
+        await bob.cmd(f"/_connect {bob.user_id} {link['connLinkContact']['connShortLink']}")
+        await alice.event("joinedGroupMember")
+        members = (await alice.cmd(f"/_members #{gid}"))["group"]["members"]
+        conn_ids = [m["activeConn"]["agentConnId"] for m in members if "activeConn" in m]
+        query = (
+            "/sql chat SELECT hex(agent_conn_id) FROM connections WHERE group_member_id IN "
+            f"(SELECT group_member_id FROM group_members WHERE group_id = {gid})"
+        )
+        rows = (await alice.cmd(query))["rows"]
+        # the core's rows: the column names, then one line per row
+        assert rows == ["hex(agent_conn_id)", *[_agent_hex(c) for c in conn_ids]]
+        hexes = rows[1:]
+        pending = (
+            "/sql agent SELECT count(*) FROM snd_message_deliveries WHERE failed = 0 AND "
+            f"hex(conn_id) IN ({','.join(repr(h) for h in hexes)})"
+        )
+        assert (await alice.cmd(pending))["rows"] == ["count(*)", "0"]
+        # a message to an offline member is on the router: no delivery is pending
+        w.network.faults.offline("bob")
+        await alice.cmd(f"/_send #{gid} text to the router")
+        assert (await alice.cmd(pending))["rows"] == ["count(*)", "0"]
+        w.network.faults.offline("bob", False)
+        # a router that is down keeps it pending, as does the sender being offline
+        w.network.faults.router_down(w.network.user("bob").router)
+        await alice.cmd(f"/_send #{gid} text held")
+        assert (await alice.cmd(pending))["rows"] == ["count(*)", "1"]
+        w.network.faults.router_down(w.network.user("bob").router, False)
+        assert (await alice.cmd(pending))["rows"] == ["count(*)", "0"]
+        w.network.faults.offline("alice")
+        await alice.cmd(f"/_send #{gid} text kept")
+        assert (await alice.cmd(pending))["rows"] == ["count(*)", "1"]
+        # no such connections: a count of 0; other queries: no rows
+        none = "/sql agent SELECT count(*) FROM snd_message_deliveries WHERE failed = 0 AND hex(conn_id) IN ()"
+        assert (await alice.cmd(none))["rows"] == ["count(*)", "0"]
+        assert (await alice.cmd(query.replace(f"= {gid})", "= 999)")))["rows"] == []
+        assert (await alice.cmd("/sql chat SELECT 1"))["rows"] == []
 
 
 async def test_idle_clients_do_no_work_after_a_change() -> None:
