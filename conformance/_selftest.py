@@ -20,6 +20,7 @@ every run must give the same verdicts (the determinism gate).
 
 from __future__ import annotations
 
+import concurrent.futures
 import importlib
 import time
 from collections.abc import Callable, Sequence
@@ -68,6 +69,7 @@ class SelftestOptions:
         registries: the modules that provide ``run_bot``/``run_caller``, ``mutants`` and
             ``all_checks`` (tests replace them).
         exclusions: the recorded exclusions (default: ``conformance/exclusions.json``).
+        jobs: how many mutants run at the same time (each on its own simulated network).
     """
 
     parts: Sequence[str] = PARTS
@@ -80,6 +82,7 @@ class SelftestOptions:
     log: TextIO | None = None
     registries: dict[str, Any] = field(default_factory=dict)
     exclusions: dict[str, Any] | None = None
+    jobs: int = 1
 
 
 @dataclass(slots=True)
@@ -304,6 +307,7 @@ def _mutants(
     problems: list[str] = []
     kills_by_check: dict[str, list[str]] = {}
     names: set[str] = set()
+    jobs: list[tuple[_Side, Mutant]] = []
     for side in sides:
         for mutant in side.mutants():
             if mutant.name in names:
@@ -320,38 +324,54 @@ def _mutants(
                     f"mutant {mutant.name} names unknown or no requirements: {', '.join(unknown) or '(none)'}"
                 )
                 continue
-            t0 = time.perf_counter()
-            try:
-                mruns = side.run(options, mutant.name, tuple(mutant.requirements))
-            except Exception as exc:  # a mutant that breaks the runner is a harness bug: report it
-                problems.append(
-                    f"mutant {mutant.name}: the {side.name} runner raised {type(exc).__name__}: {exc}"
-                )
-                continue
-            took = time.perf_counter() - t0
-            relevant = [r for r in mruns if set(r.spec.requirements) & set(mutant.requirements)]
-            killers = [r for r in relevant if r.outcome.verdict in KILLS]
-            for r in killers:
-                kills_by_check.setdefault(r.spec.id, []).append(mutant.name)
-            entry = {
-                "mutant": mutant.name,
-                "side": side.name,
-                "requirements": list(mutant.requirements),
-                "description": mutant.description,
-                "killed": bool(killers),
-                "killed_by": [f"{r.key} ({r.outcome.verdict.value})" for r in killers],
-                "verdicts": {r.key: r.outcome.verdict.value for r in relevant},
-                "duration_s": round(took, 3),
-            }
-            mutants_out.append(entry)
-            if not killers:
-                seen = (
-                    ", ".join(f"{r.key} {r.outcome.verdict.value}" for r in relevant)
-                    or "no check ran"
-                )
-                problems.append(
-                    f"mutant {mutant.name} survived ({', '.join(mutant.requirements)}): {seen}"
-                )
+            jobs.append((side, mutant))
+
+    def run_one(job: tuple[_Side, Mutant]) -> tuple[list[CheckRun] | Exception, float]:
+        side, mutant = job
+        t0 = time.perf_counter()
+        try:
+            return side.run(
+                options, mutant.name, tuple(mutant.requirements)
+            ), time.perf_counter() - t0
+        except Exception as exc:  # a mutant that breaks the runner is a harness bug: report it
+            return exc, time.perf_counter() - t0
+
+    if options.jobs > 1 and len(jobs) > 1:
+        # Each mutant runs on its own simulated network: they are independent, and the mutant
+        # clients are processes, so a few run side by side; results keep the catalogue's order.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=options.jobs) as pool:
+            results = list(pool.map(run_one, jobs))
+    else:
+        results = [run_one(job) for job in jobs]
+    for (side, mutant), (outcome, took) in zip(jobs, results, strict=True):
+        if isinstance(outcome, Exception):
+            problems.append(
+                f"mutant {mutant.name}: the {side.name} runner raised {type(outcome).__name__}: {outcome}"
+            )
+            continue
+        mruns = outcome
+        relevant = [r for r in mruns if set(r.spec.requirements) & set(mutant.requirements)]
+        killers = [r for r in relevant if r.outcome.verdict in KILLS]
+        for r in killers:
+            kills_by_check.setdefault(r.spec.id, []).append(mutant.name)
+        entry = {
+            "mutant": mutant.name,
+            "side": side.name,
+            "requirements": list(mutant.requirements),
+            "description": mutant.description,
+            "killed": bool(killers),
+            "killed_by": [f"{r.key} ({r.outcome.verdict.value})" for r in killers],
+            "verdicts": {r.key: r.outcome.verdict.value for r in relevant},
+            "duration_s": round(took, 3),
+        }
+        mutants_out.append(entry)
+        if not killers:
+            seen = (
+                ", ".join(f"{r.key} {r.outcome.verdict.value}" for r in relevant) or "no check ran"
+            )
+            problems.append(
+                f"mutant {mutant.name} survived ({', '.join(mutant.requirements)}): {seen}"
+            )
     # every MUST check must kill a mutant, unless recorded
     unkilled: list[dict[str, str]] = []
     check_rows: list[dict[str, Any]] = []

@@ -265,6 +265,13 @@ def _parser() -> _Parser:
         help="run the live and caller parts N times with the same seed; verdicts must be identical",
     )
     s.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run N mutants at the same time, each on its own simulated network (default: 1)",
+    )
+    s.add_argument(
         "--parts",
         default="vectors,live,caller,mutants",
         help="which parts to run (default: vectors,live,caller,mutants)",
@@ -676,6 +683,8 @@ def _cmd_selftest(ctx: _Context, args: argparse.Namespace) -> int:
     formats = _formats(args)
     if args.repeat < 1:
         raise UsageError("--repeat must be 1 or more")
+    if args.jobs < 1:
+        raise UsageError("--jobs must be 1 or more")
     parts = _subset(args.parts, PARTS, "--parts")
     if not parts:
         raise UsageError("--parts: name at least one of " + ", ".join(PARTS))
@@ -685,6 +694,7 @@ def _cmd_selftest(ctx: _Context, args: argparse.Namespace) -> int:
             parts=parts,
             seed=args.seed,
             repeat=args.repeat,
+            jobs=args.jobs,
             strict=args.strict,
             checks=_filters(args),
             argv=ctx.argv,

@@ -86,6 +86,7 @@ def test_top_level_help_lists_the_commands_and_exit_codes() -> None:
         (["caller"], "give either --command CMD or --builtin NAME"),
         (["caller", "--builtin", "reference", "--transport", ","], "--transport: name chat"),
         (["selftest", "--repeat", "0"], "--repeat must be 1 or more"),
+        (["selftest", "--jobs", "0"], "--jobs must be 1 or more"),
         (["selftest", "--parts", "everything"], "--parts: unknown value"),
         (["coverage", "--format", "junit"], "invalid choice"),
     ],

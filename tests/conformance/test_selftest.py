@@ -148,6 +148,18 @@ def test_everything_caught_is_exit_0_with_a_kill_matrix() -> None:
     ]
 
 
+def test_mutants_run_side_by_side_keep_the_catalogue_order() -> None:
+    one = _selftest(_live(), parts=("mutants",))
+    two = _selftest(_live(), parts=("mutants",), jobs=3)
+    assert two.extra["kill_matrix"]["mutants"] == [
+        {**m, "duration_s": n["duration_s"]}
+        for m, n in zip(
+            one.extra["kill_matrix"]["mutants"], two.extra["kill_matrix"]["mutants"], strict=True
+        )
+    ]
+    assert two.failed_parts == []
+
+
 def test_the_caller_side_gets_caller_options() -> None:
     caller = _caller()
     _selftest(_live(), caller)

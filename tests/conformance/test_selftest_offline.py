@@ -2,9 +2,10 @@
 reference bot and client on the seeded simulated network, and every mutant; and 50 seeded
 reruns of the live part with identical verdicts.
 
-Timing, measured on a 2-core machine: the whole selftest takes 1.5 minutes on its own and up to
-3 minutes beside other work (the 74 mutants take most of it: the mutant clients are separate
-processes); the 50 reruns of the live part take 30 seconds. The caller part's reruns are in its
+Timing, measured on a 2-core machine: the whole selftest takes 1.5 minutes on its own with one
+mutant at a time (the 74 mutants take most of it: the mutant clients are separate processes),
+about a minute with two at a time (``--jobs 2``, as here); the 50 reruns of the live part take
+30 to 45 seconds. The caller part's reruns are in its
 own tests (``test_caller_selftest.py``), so they are not repeated here.
 """
 
@@ -31,7 +32,11 @@ RERUNS = 50
 def selftest(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, Any], str]:
     folder = tmp_path_factory.mktemp("selftest")
     out = io.StringIO()
-    code = main(["selftest", "-o", str(folder), "--no-progress"], stdout=out, stderr=io.StringIO())
+    code = main(
+        ["selftest", "-o", str(folder), "--no-progress", "--jobs", "2"],
+        stdout=out,
+        stderr=io.StringIO(),
+    )
     data = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     return code, data, out.getvalue()
 
