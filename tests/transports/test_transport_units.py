@@ -283,6 +283,8 @@ async def test_signed_and_unsigned_callers_are_told_apart() -> None:
 async def test_events_for_another_user_and_without_a_request_id_are_not_answered(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    # Another test's program may have set the transports' logger to warnings: ask for everything.
+    caplog.set_level(logging.DEBUG, logger="simplex_protocols.transports")
     async with ChatCore(ScriptedBackend(lambda cmd: None)) as core:
         responder = ServiceRPCResponder(core, [EchoBinding()], user_id=1, clock=ManualClock())
         envelope = {"protocol": "echo", "request": {}}
@@ -326,6 +328,7 @@ async def test_a_response_the_agent_cannot_pad_is_replaced_by_too_large() -> Non
 
 
 async def test_a_response_after_the_window_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="simplex_protocols.transports")
     backend, records = await _serve_one(lambda cmd: service_error("noPendingRequest"))
     assert len(backend.commands) == 1 and records[0].outcome == "response"
     assert any("window closed" in r.getMessage() for r in caplog.records)
