@@ -42,7 +42,6 @@ from simplex_protocols.declarations import (
 )
 from simplex_protocols.errors import BotConfigError, SimplexError
 
-from ._guard import GuardedBinding
 from ._logging import BOT_LOGGER, ContentLoggingBinding, log_call_record
 from ._setup import (
     AddressSetup,
@@ -539,14 +538,13 @@ class ResponderBot:
             with _quiet_missing_interfaces():
                 self._a2a_binding = await stack.enter_async_context(a2a_binding)
             bindings.append(self._a2a_binding)
-        guarded: list[Binding] = [GuardedBinding(b) for b in bindings]
         if self._log_contents:
             logger.warning(
                 "%s logs the contents of requests and answers (log_contents=True)",
                 self.display_name,
             )
-            return [ContentLoggingBinding(b) for b in guarded]
-        return guarded
+            return [ContentLoggingBinding(b) for b in bindings]
+        return bindings
 
     def _default_card(self) -> AgentCard:
         from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from simplex_protocols._clock import Clock
 from simplex_protocols.bindings import Binding, Caller, TransportKind
@@ -343,6 +344,10 @@ class ChatResponder(EventResponder):
                                 await self._emit(state, reply)
 
                             await binding.handle_chat(command.request, caller, emit)
+                            # Some SDK code swallows a cancellation and returns normally (a
+                            # stream that ends quietly); a cancelled scope cancels again at the
+                            # next checkpoint, so a call cut short is not taken for answered.
+                            await anyio.lowlevel.checkpoint()
                     except Exception:
                         failed = True
                         logger.exception(

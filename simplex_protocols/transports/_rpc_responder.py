@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import anyio
+import anyio.lowlevel
 
 from simplex_protocols._clock import Clock
 from simplex_protocols.bindings import Binding, Caller, EnvelopeOutcome, TransportKind
@@ -376,7 +377,9 @@ class ServiceRPCResponder(EventResponder):
             budget = deadline - self.clock.now()
 
             async def work() -> dict[str, Any] | EnvelopeOutcome:
-                return await binding.handle_rpc(request.request, caller, budget_s=budget)
+                answer = await binding.handle_rpc(request.request, caller, budget_s=budget)
+                await anyio.lowlevel.checkpoint()  # a swallowed cancellation surfaces here
+                return answer
 
             try:
                 finished, result = await run_until(self.clock, hard_stop, work)
