@@ -10,7 +10,8 @@ Commands::
                                                    implementations and the mutant catalogues
 
 Exit status (every command): 0 conformant given the baseline, 1 unexpected failure, 2 stale
-baseline entry or expired waiver, 3 nothing measured or target unreachable, 64 usage error.
+baseline entry or expired waiver, 3 nothing measured or target unreachable, 64 usage error;
+141 (128 + SIGPIPE) when the reader of standard output closed it (``... | head``), quietly.
 ``conformance/README.md`` documents every option, the driver protocol and CI recipes.
 """
 
@@ -26,6 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
+
+from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT, OutputClosedError, guard_output
 
 from ._baseline import (
     Baseline,
@@ -56,6 +59,7 @@ exit status:
   2   stale baseline entry (the check passes now) or expired waiver
   3   nothing measured, or the target (driver, core, bot, client) unreachable
   64  usage error (options, baseline file, vector folder)
+  141 the reader closed standard output (`... | head`): the rest is not printed
 """
 
 
@@ -722,14 +726,15 @@ def main(
 
     Args:
         argv: the arguments without the program name (default: ``sys.argv[1:]``).
-        stdout: where reports go (default: ``sys.stdout``).
+        stdout: where reports go (default: ``sys.stdout``). When its reader closes it (a
+            broken pipe), the command stops there, quietly, and returns 141.
         stderr: where errors and the progress line go (default: ``sys.stderr``).
         today: the date waivers are checked against (default: today, UTC).
         progress: force the progress line on or off (default: only on a terminal).
     """
     args_list = list(sys.argv[1:] if argv is None else argv)
     ctx = _Context(
-        stdout=stdout if stdout is not None else sys.stdout,
+        stdout=guard_output(stdout if stdout is not None else sys.stdout),
         stderr=stderr if stderr is not None else sys.stderr,
         today=today,
         argv=args_list,
@@ -757,5 +762,9 @@ def main(
         ctx.stderr.write(textwrap.fill(str(exc), width=100) + "\n")
         ctx.stderr.write("see simplex-conformance --help\n")
         return int(ExitCode.USAGE)
+    except OutputClosedError:
+        # `simplex-conformance ... | head`: the reader has what it wanted; end as a program
+        # stopped by SIGPIPE would, without a traceback.
+        return OUTPUT_CLOSED_EXIT
     finally:
         _HELP_STREAM.pop()

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT, guarded_stdout, is_output_closed
 from simplex_protocols.errors import SimplexError
 
 from .text import MAX_DISPLAY_NAME_CHARS, is_valid_name
@@ -379,8 +380,22 @@ def _parse_register(args: list[str], home: Path | None) -> RegisterOptions:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The ``simplex-mcp`` console script. Returns the exit code."""
+    """The ``simplex-mcp`` console script. Returns the exit code.
+
+    When the reader of standard output closes it (``simplex-mcp ... | head``), the command ends
+    there, quietly, with 141 (128 + SIGPIPE), as a program that signal stops.
+    """
     args = list(sys.argv[1:] if argv is None else argv)
+    with guarded_stdout():
+        try:
+            return _main(args)
+        except Exception as exc:
+            if is_output_closed(exc):
+                return OUTPUT_CLOSED_EXIT
+            raise
+
+
+def _main(args: list[str]) -> int:
     try:
         options = parse_args(args)
     except UsageError as exc:

@@ -58,6 +58,9 @@ class ExitCode(enum.IntEnum):
     command refused), or the key folder is unsafe."""
     INTERRUPTED = 130
     """Interrupted (Ctrl-C)."""
+    OUTPUT_CLOSED = 141
+    """The reader of standard output closed it (``simplex-call ... | head``): the command stopped
+    there, quietly. 128 + SIGPIPE, the status a shell reports for a program that signal ends."""
 
     @property
     def slug(self) -> str:
@@ -75,6 +78,7 @@ _SLUGS: Final = {
     ExitCode.REMOTE_ERROR: "remote_error",
     ExitCode.UNAVAILABLE: "unavailable",
     ExitCode.INTERRUPTED: "interrupted",
+    ExitCode.OUTPUT_CLOSED: "output_closed",
 }
 
 
@@ -105,6 +109,7 @@ exit status:
   70   the chat core cannot be used (not installed, unreachable, lost), or the key
        folder is unsafe
   130  interrupted
+  141  standard output closed by its reader (`simplex-call ... | head`)
 """
 
 CALL_DESCRIPTION: Final = """\

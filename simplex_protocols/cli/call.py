@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, TextIO
 
 import anyio
 
+from simplex_protocols._stdio import OutputClosedError, guard_output, is_output_closed
+
 from ._call_args import CLIError, ExitCode, parse_command_line
 from ._call_console import Console
 from ._call_errors import failure_of
@@ -56,8 +58,10 @@ async def run(
         environ: environment variables (default ``os.environ``).
 
     Never raises for a failure of the command: each ends in an exit status and a message.
+    When the reader of ``stdout`` closes it (a broken pipe, as after ``| head``), the command
+    stops there and returns :attr:`ExitCode.OUTPUT_CLOSED` (141) without a message.
     """
-    out = stdout if stdout is not None else sys.stdout
+    out = guard_output(stdout if stdout is not None else sys.stdout)
     err = stderr if stderr is not None else sys.stderr
     env = Environment(
         environ=dict(environ) if environ is not None else dict(os.environ),
@@ -65,7 +69,14 @@ async def run(
         stdin=stdin,
     )
     try:
-        invocation = parse_command_line(list(argv))
+        return await _run(list(argv), out, err, env)
+    except OutputClosedError:
+        return int(ExitCode.OUTPUT_CLOSED)
+
+
+async def _run(argv: list[str], out: TextIO, err: TextIO, env: Environment) -> int:
+    try:
+        invocation = parse_command_line(argv)
     except CLIError as exc:
         console = Console(out, err, json_mode="--json" in argv, progress=False)
         return report_failure(console, failure_of(exc))
@@ -91,6 +102,9 @@ async def run(
             return await run_demo(options, console, env)
         return await run_call(options, console, env)
     except Exception as exc:
+        if is_output_closed(exc):
+            # Not a failure of the call: the reader has what it wanted (`| head`).
+            raise OutputClosedError(out) from exc
         return report_failure(console, failure_of(_unwrap(exc)))
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import anyio
 
+from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT, guarded_stdout, is_output_closed
 from simplex_protocols.sim import SimNetwork, SimServer
 
 __all__ = ["build_parser", "main"]
@@ -24,6 +25,7 @@ __all__ = ["build_parser", "main"]
 EXIT_OK = 0
 EXIT_RUNTIME = 1
 EXIT_USAGE = 2
+EXIT_OUTPUT_CLOSED = OUTPUT_CLOSED_EXIT
 
 _DESCRIPTION = """\
 A simulated SimpleX network for tests, demos and offline bot development: simulated
@@ -150,7 +152,22 @@ def _port(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``simplex-sim``."""
+    """Entry point of ``simplex-sim``.
+
+    When the reader of standard output closes it (``simplex-sim serve | head``), the command
+    ends quietly with 141 (128 + SIGPIPE); ``serve`` first closes its endpoints and saves its
+    state (``--state``), as when it is stopped.
+    """
+    with guarded_stdout():
+        try:
+            return _main(argv)
+        except Exception as exc:
+            if is_output_closed(exc):
+                return EXIT_OUTPUT_CLOSED
+            raise
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == "chat":

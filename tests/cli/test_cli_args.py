@@ -71,6 +71,7 @@ def test_exit_statuses_are_stable() -> None:
         "REMOTE_ERROR": 69,
         "UNAVAILABLE": 70,
         "INTERRUPTED": 130,
+        "OUTPUT_CLOSED": 141,
     }
     assert [c.slug for c in ExitCode] == [
         "ok",
@@ -82,6 +83,7 @@ def test_exit_statuses_are_stable() -> None:
         "remote_error",
         "unavailable",
         "interrupted",
+        "output_closed",
     ]
 
 
