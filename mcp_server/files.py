@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from simplex_protocols._private_files import lock_holder, pid_running, replace_private, write_lock
 from simplex_protocols._wire import WireJSONError, dumps, loads
 from simplex_protocols.errors import SimplexError
 
@@ -53,34 +54,9 @@ class LockHeldError(SimplexError):
         super().__init__(f"Another server uses {folder} (PID {pid}).")
 
 
-def pid_running(pid: int) -> bool:
-    """Whether a process with this PID runs (signal 0)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
-
-
 def _write_private(path: Path, text: str) -> None:
     """Write a file readable by its owner only (0600), replacing it atomically."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+    replace_private(path, text.encode("utf-8"), error=OSError)
 
 
 class DataFolder:
@@ -142,26 +118,17 @@ class DataFolder:
         """
         for _ in range(5):
             try:
-                fd = os.open(self.lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+                write_lock(self.lock_path, self._pid)
             except FileExistsError:
-                pid = self._lock_pid()
+                pid = lock_holder(self.lock_path)
                 if pid is not None and pid != self._pid and self._is_running(pid):
                     raise LockHeldError(self.path, pid) from None
                 with contextlib.suppress(FileNotFoundError):
                     self.lock_path.unlink()
                 continue
-            with os.fdopen(fd, "w", encoding="ascii") as handle:
-                handle.write(f"{self._pid}\n")
             self._locked = True
             return
         raise OSError(errno.EEXIST, "could not create the lock", str(self.lock_path))
-
-    def _lock_pid(self) -> int | None:
-        try:
-            text = self.lock_path.read_text(encoding="ascii", errors="replace").strip()
-        except FileNotFoundError:
-            return None
-        return int(text) if text.isdigit() and len(text) <= 10 else None
 
     def release_lock(self) -> None:
         """Remove ``DIR/lock`` if this process created it."""

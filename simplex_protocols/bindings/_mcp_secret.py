@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
+from simplex_protocols._private_files import create_private, read_private
 from simplex_protocols.errors import KeyFileError
 
 __all__ = ["MIN_SECRET_BYTES", "load_or_create_secret"]
@@ -30,26 +30,7 @@ _MAX_FILE_BYTES: Final = 4096
 
 
 def _read(path: Path) -> bytes:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError as exc:
-        raise KeyFileError(exc.errno, f"cannot open: {exc.strerror}", str(path)) from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise KeyFileError(errno.EINVAL, "not a regular file", str(path))
-        if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise KeyFileError(
-                errno.EPERM,
-                f"the secret file is accessible to group or others "
-                f"(mode {stat.S_IMODE(st.st_mode):o}); run chmod 600 on it",
-                str(path),
-            )
-        data = os.read(fd, _MAX_FILE_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(data) > _MAX_FILE_BYTES:
-        raise KeyFileError(errno.EFBIG, "the file is too large to be a secret file", str(path))
+    data = read_private(path, _MAX_FILE_BYTES, what="secret file", error=KeyFileError)
     try:
         secret = bytes.fromhex(data.decode("ascii").strip())
     except (UnicodeDecodeError, ValueError):
@@ -61,31 +42,6 @@ def _read(path: Path) -> bytes:
             str(path),
         )
     return secret
-
-
-def _create(path: Path, data: bytes, random_bytes: Callable[[int], bytes]) -> None:
-    temp = path.with_name(f".{path.name}.{random_bytes(8).hex()}.tmp")
-    try:
-        fd = os.open(
-            temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
-        )
-    except OSError as exc:
-        raise KeyFileError(exc.errno, f"cannot create: {exc.strerror}", str(temp)) from exc
-    try:
-        try:
-            os.fchmod(fd, 0o600)
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            os.link(temp, path)
-        except FileExistsError:
-            pass  # another process created it first: its secret is the one
-        except OSError as exc:
-            raise KeyFileError(exc.errno, f"cannot create: {exc.strerror}", str(path)) from exc
-    finally:
-        temp.unlink(missing_ok=True)
 
 
 def load_or_create_secret(
@@ -128,5 +84,12 @@ def load_or_create_secret(
         secret = rand(nbytes)
         if len(secret) != nbytes:
             raise ValueError("random_bytes returned the wrong number of bytes")
-        _create(path, secret.hex().encode("ascii") + b"\n", rand)
+        # exist_ok: another process created it first, and its secret is the one
+        create_private(
+            path,
+            secret.hex().encode("ascii") + b"\n",
+            random_bytes=rand,
+            error=KeyFileError,
+            exist_ok=True,
+        )
     return _read(path)

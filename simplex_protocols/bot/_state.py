@@ -19,11 +19,18 @@ import contextlib
 import errno
 import json
 import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from simplex_protocols._private_files import (
+    ensure_private_folder,
+    lock_holder,
+    pid_running,
+    read_private,
+    replace_private,
+    write_lock,
+)
 from simplex_protocols._wire import dumps
 from simplex_protocols.errors import DataFolderError
 
@@ -35,7 +42,6 @@ SETTINGS_FORMAT: Final = "simplex-protocols/bot/1"
 _SETTINGS_FILE: Final = "bot.json"
 _LOCK_FILE: Final = "lock"
 _MAX_SETTINGS_BYTES: Final = 1 << 20
-_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 
 
 def default_data_folder(display_name: str, environ: Mapping[str, str] | None = None) -> Path:
@@ -53,22 +59,11 @@ def default_data_folder(display_name: str, environ: Mapping[str, str] | None = N
     return Path(base) / "simplex-bot" / (slug or "bot")
 
 
-def _private(path: Path, st: os.stat_result, *, folder: bool) -> None:
-    if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-        what = "data folder" if folder else "file"
-        raise DataFolderError(
-            errno.EPERM,
-            f"the {what} is accessible to group or others (mode {stat.S_IMODE(st.st_mode):o}); "
-            f"run chmod {'700' if folder else '600'} on it",
-            str(path),
-        )
-
-
 class DataFolder:
     """A bot's private data folder.
 
     Args:
-        path: the folder. Created with mode 0700 (parents too) by :meth:`open`.
+        path: the folder. Created by :meth:`open` with mode 0700 (missing parents with the default mode).
 
     Every method raises :class:`~simplex_protocols.errors.DataFolderError` (an ``OSError``
     whose ``errno`` and ``filename`` say what and where) when the folder or a file is unsafe,
@@ -93,16 +88,9 @@ class DataFolder:
             DataFolderError: the folder is open to group or others, is not a folder, or
                 another running process holds its lock (``errno.EBUSY``).
         """
-        try:
-            self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
-            st = os.stat(self.path, follow_symlinks=False)
-        except OSError as exc:
-            raise DataFolderError(
-                exc.errno, f"cannot use the data folder: {exc.strerror}", str(self.path)
-            ) from exc
-        if not stat.S_ISDIR(st.st_mode):
-            raise DataFolderError(errno.ENOTDIR, "not a folder", str(self.path))
-        _private(self.path, st, folder=True)
+        ensure_private_folder(
+            self.path, what="data folder", error=DataFolderError, follow_symlinks=False
+        )
         self._lock()
 
     def close(self) -> None:
@@ -116,10 +104,10 @@ class DataFolder:
         path = self.file(_LOCK_FILE)
         for _ in range(2):
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+                write_lock(path, os.getpid())
             except FileExistsError:
-                holder = _lock_holder(path)
-                if holder is not None and holder != os.getpid() and _pid_runs(holder):
+                holder = lock_holder(path)
+                if holder is not None and holder != os.getpid() and pid_running(holder):
                     raise DataFolderError(
                         errno.EBUSY,
                         f"the data folder is in use by process {holder}; stop it first, or "
@@ -139,10 +127,6 @@ class DataFolder:
                 raise DataFolderError(
                     exc.errno, f"cannot take the lock: {exc.strerror}", str(path)
                 ) from exc
-            try:
-                os.write(fd, f"{os.getpid()}\n".encode("ascii"))
-            finally:
-                os.close(fd)
             self._locked = True
             return
         raise DataFolderError(errno.EBUSY, "cannot take the lock", str(path))
@@ -158,21 +142,13 @@ class DataFolder:
         """
         path = self.file(_SETTINGS_FILE)
         try:
-            fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            raise DataFolderError(exc.errno, f"cannot open: {exc.strerror}", str(path)) from exc
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise DataFolderError(errno.EINVAL, "not a regular file", str(path))
-            _private(path, st, folder=False)
-            data = os.read(fd, _MAX_SETTINGS_BYTES + 1)
-        finally:
-            os.close(fd)
-        if len(data) > _MAX_SETTINGS_BYTES:
-            raise DataFolderError(errno.EFBIG, "the settings file is too large", str(path))
+            data = read_private(
+                path, _MAX_SETTINGS_BYTES, what="settings file", error=DataFolderError
+            )
+        except DataFolderError as exc:
+            if exc.errno == errno.ENOENT:
+                return {}
+            raise
         try:
             value = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
@@ -189,35 +165,4 @@ class DataFolder:
         """Write ``bot.json`` whole (a temporary file renamed into place, mode 0600)."""
         path = self.file(_SETTINGS_FILE)
         body = dumps({"format": SETTINGS_FORMAT, **settings}).encode("utf-8") + b"\n"
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o600)
-            try:
-                os.fchmod(fd, 0o600)
-                os.write(fd, body)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(temp, path)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                temp.unlink()
-            raise DataFolderError(exc.errno, f"cannot write: {exc.strerror}", str(path)) from exc
-
-
-def _lock_holder(path: Path) -> int | None:
-    try:
-        text = path.read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return int(text) if text.isdigit() else None
-
-
-def _pid_runs(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        replace_private(path, body, error=DataFolderError)

@@ -25,11 +25,11 @@ import errno
 import hashlib
 import hmac
 import os
-import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
+from simplex_protocols._private_files import create_private, ensure_private_folder, read_private
 from simplex_protocols.errors import KeyFileError, SignatureError
 
 from ._signing import SigningKey
@@ -52,17 +52,6 @@ def responder_id(address: str, salt: bytes) -> str:
     """
     digest = hmac.new(salt, address.strip().encode("utf-8"), hashlib.sha256).hexdigest()
     return digest[:_ID_HEX_CHARS]
-
-
-def _check_private(path: Path, st: os.stat_result, *, folder: bool) -> None:
-    if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-        what = "folder" if folder else "key file"
-        raise KeyFileError(
-            errno.EPERM,
-            f"the {what} is accessible to group or others (mode {stat.S_IMODE(st.st_mode):o}); "
-            f"run chmod {'700' if folder else '600'} on it",
-            str(path),
-        )
 
 
 class KeyStore:
@@ -89,73 +78,23 @@ class KeyStore:
         """The folder of the store."""
         return self._folder
 
-    def _ensure_folder(self) -> None:
-        try:
-            self._folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            st = self._folder.stat()
-        except OSError as exc:
-            raise KeyFileError(
-                exc.errno, f"cannot use the key folder: {exc.strerror}", str(self._folder)
-            ) from exc
-        if not stat.S_ISDIR(st.st_mode):
-            raise KeyFileError(errno.ENOTDIR, "the key folder is not a folder", str(self._folder))
-        _check_private(self._folder, st, folder=True)
-
     def _read_private(self, path: Path, limit: int) -> bytes:
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except OSError as exc:
-            raise KeyFileError(exc.errno, f"cannot open: {exc.strerror}", str(path)) from exc
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise KeyFileError(errno.EINVAL, "not a regular file", str(path))
-            _check_private(path, st, folder=False)
-            data = os.read(fd, limit + 1)
-        finally:
-            os.close(fd)
-        if len(data) > limit:
-            raise KeyFileError(errno.EFBIG, "the file is too large to be a key file", str(path))
-        return data
+        return read_private(path, limit, what="key file", error=KeyFileError)
 
-    def _create_private(self, path: Path, data: bytes) -> None:
+    def _create_private(self, path: Path, data: bytes, *, exist_ok: bool = False) -> bool:
         """Write ``data`` to ``path`` with mode 0600; never replace an existing file."""
-        temp = path.with_name(f".{path.name}.{self._random(8).hex()}.tmp")
-        try:
-            fd = os.open(
-                temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
-            )
-        except OSError as exc:
-            raise KeyFileError(exc.errno, f"cannot create: {exc.strerror}", str(temp)) from exc
-        try:
-            try:
-                os.fchmod(fd, 0o600)
-                os.write(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            try:
-                os.link(temp, path)
-            except FileExistsError:
-                raise KeyFileError(
-                    errno.EEXIST, "the file exists; refusing to overwrite it", str(path)
-                ) from None
-            except OSError as exc:
-                raise KeyFileError(exc.errno, f"cannot create: {exc.strerror}", str(path)) from exc
-        finally:
-            temp.unlink(missing_ok=True)
+        return create_private(
+            path, data, random_bytes=self._random, error=KeyFileError, exist_ok=exist_ok
+        )
 
     def _salt_bytes(self) -> bytes:
         if self._salt is not None:
             return self._salt
-        self._ensure_folder()
+        ensure_private_folder(self._folder, what="key folder", error=KeyFileError)
         path = self._folder / _SALT_FILE
-        if not path.exists():
-            try:
-                self._create_private(path, self._random(_SALT_BYTES).hex().encode("ascii") + b"\n")
-            except KeyFileError as exc:
-                if exc.errno != errno.EEXIST:  # another process made it first: use theirs
-                    raise
+        if not path.exists():  # exist_ok: another process made it first, use theirs
+            salt_hex = self._random(_SALT_BYTES).hex()
+            self._create_private(path, salt_hex.encode("ascii") + b"\n", exist_ok=True)
         text = self._read_private(path, 256).decode("ascii", "replace").strip()
         try:
             salt = bytes.fromhex(text)
@@ -183,12 +122,7 @@ class KeyStore:
         path = self.path_for(address)
         if not path.exists():
             key = SigningKey.generate(self._random)
-            try:
-                self._create_private(path, key.to_sign_key().encode("ascii") + b"\n")
-            except KeyFileError as exc:
-                if exc.errno != errno.EEXIST:
-                    raise
-            else:
+            if self._create_private(path, key.to_sign_key().encode("ascii") + b"\n", exist_ok=True):
                 return key
         return self.load(path)
 
