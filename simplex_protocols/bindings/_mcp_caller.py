@@ -7,6 +7,7 @@ conversation, or in the envelope's ``request`` over Service RPC).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeGuard
@@ -16,7 +17,11 @@ from mcp_types import (
     CLIENT_INFO_META_KEY,
     PROTOCOL_VERSION_META_KEY,
 )
-from mcp_types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import (
+    HANDSHAKE_PROTOCOL_VERSIONS,
+    LATEST_MODERN_VERSION,
+    MODERN_PROTOCOL_VERSIONS,
+)
 
 from simplex_protocols.errors import CallFormatError, ParseError
 
@@ -37,6 +42,21 @@ __all__ = [
 DEFAULT_REVISION: Final = LATEST_MODERN_VERSION
 
 _MRTR_FIELDS: Final = ("inputResponses", "requestState")
+
+#: MCP-MSG-1, MCP-VER-1: the first revision this binding carries. Earlier ones begin with an
+#: ``initialize`` handshake, which a single request cannot hold.
+_FIRST_REVISION: Final = "2026-07-28"
+_DATE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _before_binding(revision: str) -> bool:
+    """Whether ``revision`` is older than the binding: a handshake-era revision the SDK knows,
+    or a date before 2026-07-28. Revisions are dates and compare as text; an identifier that is
+    not a date (MCP does not promise dates forever) is not judged here: the bot answers -32022
+    when it does not serve it."""
+    if revision in HANDSHAKE_PROTOCOL_VERSIONS:
+        return True
+    return _DATE.fullmatch(revision) is not None and revision < _FIRST_REVISION
 
 
 def _is_request_id(value: object) -> TypeGuard[str | int]:
@@ -68,8 +88,9 @@ def build_request(
         method: the MCP method (``"tools/call"``, ``"tools/list"``, ``"server/discover"``...).
         params: the method's params; a ``_meta`` in them is kept, the envelope keys added.
         request_id: the JSON-RPC id (a string or an integer).
-        revision: the MCP revision, under ``io.modelcontextprotocol/protocolVersion``; use
-            :func:`choose_revision` with the bot's declared ``versions``.
+        revision: the MCP revision, under ``io.modelcontextprotocol/protocolVersion``: 2026-07-28
+            or later (MCP-MSG-1); use :func:`choose_revision` with the bot's declared
+            ``versions``.
         client_capabilities: ``io.modelcontextprotocol/clientCapabilities`` (``{}`` when
             omitted; an ``input_required`` elicitation needs ``{"elicitation": {"form": {}}}``).
         client_info: ``io.modelcontextprotocol/clientInfo`` (``{"name": ..., "version": ...}``),
@@ -82,7 +103,8 @@ def build_request(
 
     Raises:
         CallFormatError: a value cannot go into a request (``bad_method``, ``bad_request_id``,
-            ``bad_revision``, ``bad_params``, ``bad_progress_token``).
+            ``bad_params``, ``bad_progress_token``; ``bad_revision`` for an empty revision and
+            for one before 2026-07-28, such as ``2025-11-25``: MCP-MSG-1).
     """
     if not isinstance(method, str) or not method:
         raise CallFormatError("the method must be a non-empty string", code="bad_method")
@@ -93,6 +115,14 @@ def build_request(
     if not isinstance(revision, str) or not revision:
         raise CallFormatError(
             "the revision must be a non-empty string", code="bad_revision", requirement="MCP-VER-2"
+        )
+    # MCP-MSG-1: "The request is one JSON-RPC request of MCP revision 2026-07-28 or later".
+    if _before_binding(revision):
+        raise CallFormatError(
+            f"MCP revision {revision} begins with the initialize handshake; this binding "
+            f"carries revisions from {_FIRST_REVISION} on",
+            code="bad_revision",
+            requirement="MCP-MSG-1",
         )
     if params is not None and not isinstance(params, Mapping):
         raise CallFormatError("params must be a JSON object", code="bad_params")
@@ -129,13 +159,15 @@ def choose_revision(
             ``supportedVersions`` from ``server/discover``, or the ``supported`` list of a
             -32022 error).
         supported: the revisions this caller speaks (by default those the SDK serves on
-            one-shot transports: 2026-07-28 and later, MCP-VER-1).
+            one-shot transports: 2026-07-28 and later, MCP-VER-1). Revisions before 2026-07-28
+            in it are ignored: this binding never carries them (MCP-MSG-1).
 
     Returns:
         The revision, or ``None`` when there is none in common (the bot serves only revisions
         this caller does not know, or only handshake-era ones, which this binding excludes).
+        Never a revision that :func:`build_request` refuses.
     """
-    speaks = {v for v in supported if isinstance(v, str)}
+    speaks = {v for v in supported if isinstance(v, str) and v and not _before_binding(v)}
     for version in offered:
         if isinstance(version, str) and version in speaks:
             return version

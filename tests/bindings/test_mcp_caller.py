@@ -131,6 +131,36 @@ def test_mcp_ver_1_choose_revision_in_the_bots_order() -> None:
     assert choose_revision([]) is None
 
 
+@pytest.mark.requirement("MCP-MSG-1")
+@pytest.mark.requirement("MCP-VER-2")
+@pytest.mark.parametrize("revision", ["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-27"])
+def test_mcp_msg_1_a_request_of_a_revision_before_2026_07_28_is_not_built(revision: str) -> None:
+    with pytest.raises(CallFormatError) as info:
+        build_request("tools/list", request_id=1, revision=revision)
+    assert info.value.code == "bad_revision"
+    assert info.value.requirement == "MCP-MSG-1"
+    assert revision in info.value.reason and "2026-07-28" in info.value.reason
+
+
+@pytest.mark.requirement("MCP-MSG-1")
+@pytest.mark.parametrize("revision", [REVISION, "2026-07-29", "2027-01-01", "DRAFT-2027-v1"])
+def test_mcp_msg_1_revisions_from_2026_07_28_on_are_built(revision: str) -> None:
+    # A later revision, or an identifier that is not a date (MCP does not promise dates),
+    # may be one the bot serves: it answers -32022 with its list when it does not.
+    request = build_request("tools/list", request_id=1, revision=revision)
+    assert request["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == revision
+
+
+@pytest.mark.requirement("MCP-VER-1")
+def test_mcp_ver_1_choose_revision_never_picks_a_handshake_era_revision() -> None:
+    everything = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", REVISION]
+    assert choose_revision(["2025-11-25", REVISION], supported=everything) == REVISION
+    assert choose_revision(["2025-06-18"], supported=["2025-06-18"]) is None
+    assert choose_revision(
+        ["2026-07-27", "2026-07-29"], supported=["2026-07-27", "2026-07-29"]
+    ) == ("2026-07-29")
+
+
 # ---------------------------------------------------------------------------- responses
 
 

@@ -231,7 +231,10 @@ async def test_what_the_target_does_not_serve_is_status_66(tmp_path: Path) -> No
         a2a = await s.cli(s.address, "SendMessage", "text=hi", "--json")
         rpc = await s.cli(s.address, "tools/list", "--transport", "rpc", "--json")
         auto = await s.cli(s.address, "tools/list", "--json")
-        version = await s.cli(s.address, "tools/list", "--protocol-version", "2024-11-05", "--json")
+        version = await s.cli(s.address, "tools/list", "--protocol-version", "2027-01-01", "--json")
+        handshake = await s.cli(
+            s.address, "tools/list", "--protocol-version", "2024-11-05", "--json"
+        )
     assert a2a.status == 66 and "does not declare a2a" in a2a.json()["error"]["message"]
     failed = a2a.json()
     assert failed["ok"] is False and failed["exitCode"] == 66
@@ -247,6 +250,9 @@ async def test_what_the_target_does_not_serve_is_status_66(tmp_path: Path) -> No
     assert auto.status == 0 and auto.json()["transport"] == "chat"
     assert version.status == 66
     assert version.json()["response"]["error"]["code"] == -32022
+    # MCP-MSG-1: a handshake-era revision is never sent; nothing reaches the bot.
+    assert handshake.status == 64 and "request" not in handshake.json()
+    assert "initialize handshake" in handshake.json()["error"]["message"]
 
 
 async def test_a2a_over_service_rpc_serves_only_one_shot_messages(tmp_path: Path) -> None:
