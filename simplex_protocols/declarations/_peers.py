@@ -8,7 +8,7 @@ frequency, and > Contact address peers. Validation is driven by
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from simplex_protocols._schema import validate
@@ -251,6 +251,26 @@ def change_frequency_from_website(text: str) -> ChangeFrequency:
         ) from None
 
 
+def _has_field(parsed: object, raw: Any, key: str) -> bool:
+    """Whether the in-band value has the field ``key``, readable (``parsed``) or not (in ``raw``,
+    the value as received, when lenient parsing dropped what it could not read)."""
+    return parsed is not None or (isinstance(raw, Mapping) and key in raw)
+
+
+def _field_problems(
+    problems: tuple[DeclarationError, ...], key: str
+) -> tuple[DeclarationError, ...]:
+    """The parse problems of the field ``key`` (``/key``, ``/key/...``), and of the whole value
+    (position ``""``: a record or link data that is not an object)."""
+    here = f"/{key}"
+    return tuple(
+        p
+        for p in problems
+        if p.position in ("", here)
+        or (isinstance(p.position, str) and p.position.startswith(here + "/"))
+    )
+
+
 def effective_audience(
     declared: PublicGroupDeclaration | AddressLinkData | None,
     website: str | Iterable[PeerType | str] | None = None,
@@ -258,34 +278,56 @@ def effective_audience(
     """The peer types an address is made for, after the precedence rule (DECL-PREC-1).
 
     "The values in the public group record and in the address link data take precedence over
-    the values on a website." A field that is absent is not a value: then the website's value
-    applies, and without one the spec's default ``{human}`` (DECL-AUD-2, DECL-SERVES-1).
-    A declared field whose values are all unknown is still a value: it gives the empty set.
+    the values on a website." The record's ``audience`` (or the link data's ``serves``) decides
+    as soon as the field is there, readable or not:
+
+    - a readable field gives its known peer types (unknown values ignored, DECL-AUD-5); one
+      whose values are all unknown, or all unreadable, gives the empty set;
+    - a field that cannot be read at all (not an array: ``"audience": "agent"``) still takes
+      precedence, and gives what the record's own lenient reading gives, the default
+      ``{human}`` (:attr:`PublicGroupDeclaration.effective_audience`); the website is not
+      consulted, and the problem is in :attr:`EffectiveValue.problems`.
+
+    A field that is absent is not a value: then the website's value applies, and without one
+    the spec's default ``{human}`` (DECL-AUD-2, DECL-SERVES-1). A record or link data that is
+    not an object has no field: the website applies, and the problem is reported.
 
     Args:
-        declared: the parsed public group record or link data, or ``None``.
+        declared: the parsed public group record or link data (from :func:`parse_public_group`
+            or :func:`parse_link_data`, which keep the value as received in ``raw``), or
+            ``None``.
         website: what a website says: an llms.txt audience phrase (``"people and agents"``),
             or peer type strings (unknown ones ignored).
 
     Returns:
-        The effective set and its source. A website phrase that cannot be read is ignored and
-        reported in :attr:`EffectiveValue.problems`.
+        The effective set and its source. :attr:`EffectiveValue.problems` holds what was wrong
+        with the in-band field (its parse problems: ``bad_audience``, ``bad_audience_value``,
+        ``bad_serves``, ``bad_serves_value``, ``not_an_object``), and with the website phrase
+        when it was consulted and cannot be read (``bad_website_audience``).
     """
-    if isinstance(declared, PublicGroupDeclaration) and declared.audience is not None:
-        return EffectiveValue(declared.effective_audience, DeclarationSource.PUBLIC_GROUP)
-    if isinstance(declared, AddressLinkData) and declared.serves is not None:
-        return EffectiveValue(declared.effective_serves, DeclarationSource.LINK_DATA)
-    problems: tuple[DeclarationError, ...] = ()
+    in_band: tuple[DeclarationError, ...] = ()
+    if isinstance(declared, PublicGroupDeclaration):
+        in_band = _field_problems(declared.problems, "audience")
+        if _has_field(declared.audience, declared.raw, "audience"):
+            return EffectiveValue(
+                declared.effective_audience, DeclarationSource.PUBLIC_GROUP, in_band
+            )
+    elif isinstance(declared, AddressLinkData):
+        in_band = _field_problems(declared.problems, "serves")
+        if _has_field(declared.serves, declared.raw, "serves"):
+            return EffectiveValue(declared.effective_serves, DeclarationSource.LINK_DATA, in_band)
     if isinstance(website, str):
         try:
-            return EffectiveValue(audience_from_website(website), DeclarationSource.WEBSITE)
+            return EffectiveValue(
+                audience_from_website(website), DeclarationSource.WEBSITE, in_band
+            )
         except DeclarationError as exc:
-            problems = (exc,)
+            in_band = (*in_band, exc)
     elif website is not None:
         peers = frozenset(p for p in (peer_type(w) for w in website if isinstance(w, str)))
         known = frozenset(p for p in peers if isinstance(p, PeerType))
-        return EffectiveValue(known, DeclarationSource.WEBSITE)
-    return EffectiveValue(DEFAULT_AUDIENCE, DeclarationSource.DEFAULT, problems)
+        return EffectiveValue(known, DeclarationSource.WEBSITE, in_band)
+    return EffectiveValue(DEFAULT_AUDIENCE, DeclarationSource.DEFAULT, in_band)
 
 
 def effective_change_frequency(
@@ -294,20 +336,32 @@ def effective_change_frequency(
 ) -> EffectiveValue[ChangeFrequency | None]:
     """How often a channel is updated, after the precedence rule (DECL-PREC-1).
 
-    The record's ``changeFrequency`` wins over the website's ``<frequency>``. A record whose
-    ``groupType`` is not ``"channel"`` has no update frequency, whatever the website says.
-    Without either, the value is ``None`` (the spec has no default).
+    The record's ``changeFrequency`` wins over the website's ``<frequency>`` as soon as the
+    field is there, readable or not: a value that is not one of the seven changefreq values
+    (``"sometimes"``) gives ``None``, as the record's own lenient reading does
+    (:attr:`PublicGroupDeclaration.effective_change_frequency`), the website is not consulted,
+    and the problem (``bad_change_frequency``) is in :attr:`EffectiveValue.problems`. A record
+    whose ``groupType`` is not ``"channel"`` has no update frequency, whatever the website
+    says (DECL-AUD-3; a ``changeFrequency`` in it is reported as
+    ``change_frequency_not_channel``). A record that is not an object has no field: the
+    website applies, and the problem is reported. Without either, the value is ``None`` (the
+    spec has no default).
     """
+    in_band: tuple[DeclarationError, ...] = ()
     if declared is not None:
+        in_band = _field_problems(declared.problems, "changeFrequency")
         group_type = declared.group_type
-        if group_type is not None and group_type != "channel":
-            return EffectiveValue(None, DeclarationSource.PUBLIC_GROUP)
-        if declared.change_frequency is not None:
-            return EffectiveValue(declared.change_frequency, DeclarationSource.PUBLIC_GROUP)
-    problems: tuple[DeclarationError, ...] = ()
+        if (group_type is not None and group_type != "channel") or _has_field(
+            declared.change_frequency, declared.raw, "changeFrequency"
+        ):
+            return EffectiveValue(
+                declared.effective_change_frequency, DeclarationSource.PUBLIC_GROUP, in_band
+            )
     if website is not None:
         try:
-            return EffectiveValue(change_frequency_from_website(website), DeclarationSource.WEBSITE)
+            return EffectiveValue(
+                change_frequency_from_website(website), DeclarationSource.WEBSITE, in_band
+            )
         except DeclarationError as exc:
-            problems = (exc,)
-    return EffectiveValue(None, DeclarationSource.DEFAULT, problems)
+            in_band = (*in_band, exc)
+    return EffectiveValue(None, DeclarationSource.DEFAULT, in_band)

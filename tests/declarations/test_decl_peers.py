@@ -307,3 +307,64 @@ def test_effective_change_frequency() -> None:
     bad = effective_change_frequency(None, "fortnightly")
     assert bad.value is None
     assert [p.code for p in bad.problems] == ["bad_website_frequency"]
+
+
+# DECL-PREC-1 with lenient parsing: a field the in-band record has decides, readable or not;
+# what could not be read is reported with the result, never dropped silently.
+
+
+@pytest.mark.requirement("DECL-PREC-1", "DECL-AUD-1")
+@pytest.mark.parametrize("bad", ["agent", 5, {"agent": True}, None])
+def test_an_unreadable_record_audience_still_takes_precedence_and_is_reported(bad: Any) -> None:
+    record = parse_public_group({**CHANNEL, "audience": bad})
+    result = effective_audience(record, "agents")
+    assert result == EffectiveValue(DEFAULT_AUDIENCE, DeclarationSource.PUBLIC_GROUP)
+    assert result.value == record.effective_audience  # the record's own lenient reading
+    assert codes(result.problems) == [("bad_audience", "DECL-AUD-1", "/audience")]
+
+
+@pytest.mark.requirement("DECL-PREC-1", "DECL-AUD-1")
+def test_an_unreadable_audience_value_is_reported_with_the_readable_ones() -> None:
+    record = parse_public_group({**CHANNEL, "audience": ["agent", 5], "changeFrequency": "x"})
+    result = effective_audience(record, "people")
+    assert result == EffectiveValue(frozenset({AGENT}), DeclarationSource.PUBLIC_GROUP)
+    # Only the problems of the field that decided: changeFrequency is another question.
+    assert codes(result.problems) == [("bad_audience_value", "DECL-AUD-1", "/audience/1")]
+
+
+@pytest.mark.requirement("DECL-PREC-1", "DECL-SERVES-2")
+def test_unreadable_link_data_serves_still_takes_precedence_and_is_reported() -> None:
+    link = parse_link_data({"business": False, "serves": "agent"})
+    result = effective_audience(link, "agents")
+    assert result == EffectiveValue(DEFAULT_AUDIENCE, DeclarationSource.LINK_DATA)
+    assert codes(result.problems) == [("bad_serves", "DECL-SERVES-2", "/serves")]
+
+
+@pytest.mark.requirement("DECL-PREC-1")
+def test_a_record_that_is_not_an_object_has_no_field_and_is_reported() -> None:
+    result = effective_audience(parse_public_group("agents"), "agents")
+    assert result == EffectiveValue(frozenset({AGENT}), DeclarationSource.WEBSITE)
+    assert codes(result.problems) == [("not_an_object", "DECL-AUD-6", "")]
+    frequency = effective_change_frequency(parse_public_group([]), "daily")
+    assert frequency == EffectiveValue(ChangeFrequency.DAILY, DeclarationSource.WEBSITE)
+    assert codes(frequency.problems) == [("not_an_object", "DECL-AUD-6", "")]
+
+
+@pytest.mark.requirement("DECL-PREC-1", "DECL-AUD-3")
+@pytest.mark.parametrize("bad", ["sometimes", "Weekly", 7, None])
+def test_an_unreadable_change_frequency_still_takes_precedence_and_is_reported(bad: Any) -> None:
+    record = parse_public_group({**CHANNEL, "changeFrequency": bad})
+    result = effective_change_frequency(record, "daily")
+    assert result == EffectiveValue(None, DeclarationSource.PUBLIC_GROUP)
+    assert result.value == record.effective_change_frequency
+    assert codes(result.problems) == [("bad_change_frequency", "DECL-AUD-3", "/changeFrequency")]
+
+
+@pytest.mark.requirement("DECL-AUD-3")
+def test_a_change_frequency_outside_a_channel_is_reported_with_the_result() -> None:
+    group = parse_public_group({"groupType": "group", "changeFrequency": "daily"})
+    result = effective_change_frequency(group, "hourly")
+    assert result == EffectiveValue(None, DeclarationSource.PUBLIC_GROUP)
+    assert codes(result.problems) == [
+        ("change_frequency_not_channel", "DECL-AUD-3", "/changeFrequency")
+    ]
