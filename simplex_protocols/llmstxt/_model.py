@@ -107,6 +107,10 @@ class CommunicationsEntry:
             (compare :attr:`protocol_names`).
         info: the free text after the first period, or ``""``.
         line: the line of the llms.txt file, when the entry came from one. Not compared.
+        problems: what a lenient reading tolerated in the item (an info written without the
+            space after the period: ``missing_space_before_info``), each an
+            :class:`~simplex_protocols.errors.LLMsTxtError` with its ``line``. A strict reading
+            raises them instead, so an entry it returns has none. Not compared.
     """
 
     title: str
@@ -118,6 +122,7 @@ class CommunicationsEntry:
     protocols: tuple[str, ...] = ()
     info: str = ""
     line: int | None = field(default=None, compare=False)
+    problems: tuple[LLMsTxtError, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # Accept plain strings and lists from callers; store the canonical forms.
@@ -131,6 +136,8 @@ class CommunicationsEntry:
             object.__setattr__(self, "frequency", ChangeFrequency(self.frequency))
         if type(self.protocols) is not tuple:
             object.__setattr__(self, "protocols", tuple(self.protocols))
+        if type(self.problems) is not tuple:
+            object.__setattr__(self, "problems", tuple(self.problems))
 
     @property
     def is_simplex(self) -> bool:
@@ -159,7 +166,9 @@ class CommunicationsSection:
     Attributes:
         entries: the valid entries, in file order.
         problems: one :class:`~simplex_protocols.errors.LLMsTxtError` per item that was left
-            out, each with its ``line`` and ``code``, in file order. Not compared.
+            out, and the problems of the entries that were kept in spite of them (see
+            :attr:`CommunicationsEntry.problems`), each with its ``line`` and ``code``, in file
+            order. Not compared.
         line: the line of the (first) ``## Communications`` heading.
     """
 

@@ -6,6 +6,7 @@ the comments are those of ``spec/requirements.json`` (LLMS-*).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
 
@@ -113,7 +114,7 @@ def _error(fail: _Fail, text: str, line: int | None) -> LLMsTxtError:
 
 
 def parse_communications_entry(
-    text: str, *, line: int | None = None, validate: bool = True
+    text: str, *, line: int | None = None, validate: bool = True, strict: bool = True
 ) -> CommunicationsEntry:
     """Parse one list item of a Communications section: ``- [title](url): notes``.
 
@@ -129,10 +130,18 @@ def parse_communications_entry(
     (LLMS-TYPE-1), and an entry of another network must not carry a SimpleX link
     (LLMS-NOTES-2).
 
+    One departure from the grammar can be read without guessing: info written right after the
+    period, with no space (``... for agents.Ask.``; nothing before the period can hold one, so
+    the info is plain). ``strict`` (the default) refuses it with ``missing_space_before_info``
+    (LLMS-NOTES-6, -7 or -8 by type); ``strict=False`` keeps the entry, with the info after the
+    period, and reports the problem in :attr:`CommunicationsEntry.problems`. Everything else
+    that breaks the grammar is refused in both modes.
+
     Args:
         text: the item's line, without its line break.
         line: the line number to report in errors and to store in the entry.
         validate: check the link of SimpleX entries.
+        strict: refuse the tolerable departures too, instead of reporting them on the entry.
 
     Returns:
         The entry.
@@ -146,13 +155,19 @@ def parse_communications_entry(
             f"an entry is text, not {type(text).__name__}", code="not_text", line=line
         )
     try:
-        entry = _parse_entry(text, line)
+        entry, tolerated = _parse_entry(text, line)
+        if strict and tolerated:
+            raise tolerated[0]
         if validate:
             _validate(entry, None)
     except _Fail as fail:
         if fail.position is None:
             fail.position = _url_position(text)
         raise _error(fail, text, line) from None
+    if tolerated:
+        entry = dataclasses.replace(
+            entry, problems=tuple(_error(fail, text, line) for fail in tolerated)
+        )
     return entry
 
 
@@ -161,7 +176,8 @@ def _url_position(text: str) -> int:
     return at + 2 if at >= 0 else 0
 
 
-def _parse_entry(text: str, line: int | None) -> CommunicationsEntry:
+def _parse_entry(text: str, line: int | None) -> tuple[CommunicationsEntry, list[_Fail]]:
+    """The entry, and the departures from the grammar a lenient reader tolerates in it."""
     n = len(text)
     if n > MAX_ENTRY_LINE_CHARS:
         raise _Fail(
@@ -230,8 +246,11 @@ def _parse_entry(text: str, line: int | None) -> CommunicationsEntry:
             "LLMS-TITLE-1",
             title_start,
         )
-    network, address_type, audience, frequency, protocols, info = _parse_notes(notes, notes_start)
-    return CommunicationsEntry(
+    tolerated: list[_Fail] = []
+    network, address_type, audience, frequency, protocols, info = _parse_notes(
+        notes, notes_start, tolerated
+    )
+    entry = CommunicationsEntry(
         title=title,
         url=url,
         network=network,
@@ -242,6 +261,7 @@ def _parse_entry(text: str, line: int | None) -> CommunicationsEntry:
         info=info,
         line=line,
     )
+    return entry, tolerated
 
 
 def _scan_title(text: str, start: int) -> tuple[str, int]:
@@ -310,8 +330,17 @@ def _scan_url(text: str, start: int) -> tuple[str, int]:
     raise _Fail("the link destination has no closing )", "bad_url", "LLMS-ITEM-1", start)
 
 
+#: The requirement that writes ". <info>" for each form of the notes.
+_FORM_REQUIREMENT: dict[AddressType, str] = {
+    AddressType.UPDATES: "LLMS-NOTES-6",
+    AddressType.GROUP: "LLMS-NOTES-7",
+    AddressType.CONTACT: "LLMS-NOTES-8",
+    AddressType.BUSINESS_CONTACT: "LLMS-NOTES-8",
+}
+
+
 def _parse_notes(
-    notes: str, offset: int
+    notes: str, offset: int, tolerated: list[_Fail]
 ) -> tuple[str, AddressType, Audience, ChangeFrequency | None, tuple[str, ...], str]:
     # LLMS-NOTES-1: "<network> updates for <audience>[, <frequency>]. <info>", "<network> group
     # for <audience>. <info>", "<network> [business ]contact for <audience>[, <protocol>]*. <info>"
@@ -340,6 +369,19 @@ def _parse_notes(
         params_text, info = rest, ""
     else:
         params_text, info = rest[:dot], rest[dot + 1 :].strip(" \t")
+        after = rest_start + dot + 1
+        if info and notes[after] not in " \t":
+            # LLMS-NOTES-6/7/8: the structured part ends with ". " and then the info. Without
+            # the space the info is still plain (no earlier part can hold a period): a lenient
+            # reader keeps it and reports this, a strict one refuses the entry.
+            tolerated.append(
+                _Fail(
+                    "the info follows the period without a space ('. <info>')",
+                    "missing_space_before_info",
+                    _FORM_REQUIREMENT[address_type],
+                    offset + after,
+                )
+            )
     params = params_text.split(",")
     audience_text = " ".join(params[0].split())
     audience = _AUDIENCES.get(audience_text.lower()) if audience_text.isascii() else None
@@ -524,10 +566,13 @@ def parse_llms_txt(
     sections, text between items, blank lines, code blocks (never read as headings or items),
     a byte-order mark, CRLF or CR line ends, tabs. An item that is not a valid entry, a nested
     item and an over-indented item each become a problem with its line, and reading goes on.
+    An entry read in spite of a tolerable departure (info without the space after the period,
+    see :func:`parse_communications_entry`) is kept, and its problem listed too.
 
     Args:
         text: the file, as text or as UTF-8 bytes (invalid bytes become U+FFFD).
-        strict: raise the first problem instead of collecting it.
+        strict: raise the first problem instead of collecting it (entries are then read
+            strictly too: a tolerable departure is raised like any other problem).
         validate: check the links of SimpleX entries (LLMS-TYPE-1).
 
     Returns:
@@ -657,9 +702,12 @@ def parse_llms_txt(
             continue
         item_open = True
         try:
-            entries.append(parse_communications_entry(raw, line=number, validate=validate))
+            entry = parse_communications_entry(raw, line=number, validate=validate, strict=strict)
         except LLMsTxtError as exc:
             problem(exc)
+            continue
+        entries.append(entry)
+        problems.extend(entry.problems)
 
     section = (
         CommunicationsSection(tuple(entries), tuple(problems), section_line)

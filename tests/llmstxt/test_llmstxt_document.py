@@ -225,3 +225,23 @@ def test_many_entries() -> None:
     document = parse_llms_txt("# Big\n\n" + render_communications_section(entries))
     assert document.entries == tuple(entries)
     assert document.entries[-1].line == 2004
+
+
+@pytest.mark.requirement("LLMS-NOTES-8")
+def test_an_entry_without_the_space_before_its_info_is_kept_and_reported() -> None:
+    text = f"""# Acme
+
+## Communications
+
+- [Ask Acme]({ASK}): SimpleX contact for agents.Ask about orders.
+- [Acme customers]({CUSTOMERS}): SimpleX group for people. Tips.
+"""
+    document = parse_llms_txt(text)
+    section = document.communications
+    assert section is not None
+    assert [e.info for e in section.entries] == ["Ask about orders.", "Tips."]
+    assert [(p.line, p.code) for p in section.problems] == [(5, "missing_space_before_info")]
+    assert section.entries[0].problems == section.problems
+    with pytest.raises(LLMsTxtError) as info:
+        parse_llms_txt(text, strict=True)
+    assert (info.value.line, info.value.code) == (5, "missing_space_before_info")

@@ -108,6 +108,64 @@ def test_info_is_everything_after_the_first_period() -> None:
     assert entry.info == "One. Two, three."
 
 
+@pytest.mark.parametrize(
+    ("notes", "requirement"),
+    [
+        ("SimpleX updates for people, daily.News.", "LLMS-NOTES-6"),
+        ("SimpleX group for people.Tips.", "LLMS-NOTES-7"),
+        ("SimpleX contact for agents.Ask.", "LLMS-NOTES-8"),
+        ("SimpleX business contact for agents, mcp.Orders.", "LLMS-NOTES-8"),
+    ],
+)
+def test_strict_refuses_info_without_the_space_after_the_period(
+    notes: str, requirement: str
+) -> None:
+    url = {"LLMS-NOTES-6": NEWS, "LLMS-NOTES-7": CUSTOMERS}.get(requirement, ASK)
+    line = f"- [A]({url}): {notes}"
+    with pytest.raises(LLMsTxtError) as info:
+        parse_communications_entry(line, line=7)
+    assert info.value.code == "missing_space_before_info"
+    assert info.value.requirement == requirement
+    assert info.value.line == 7
+    assert info.value.position == line.index(".", line.index("for ")) + 1
+
+
+@pytest.mark.requirement("LLMS-NOTES-8")
+def test_lenient_keeps_info_without_the_space_and_reports_it() -> None:
+    line = f"- [Ask Acme]({ASK}): SimpleX contact for agents.Ask."
+    entry = parse_communications_entry(line, line=3, strict=False)
+    assert entry == CommunicationsEntry(
+        "Ask Acme", ASK, SIMPLEX_NETWORK, AddressType.CONTACT, Audience.AGENTS, info="Ask."
+    )
+    [problem] = entry.problems
+    assert (problem.code, problem.requirement, problem.line) == (
+        "missing_space_before_info",
+        "LLMS-NOTES-8",
+        3,
+    )
+    # Written back, the entry has its space: the reader's tolerance is not the writer's form.
+    assert render_communications_entry(entry).endswith("for agents. Ask.")
+
+
+def test_an_entry_with_the_space_has_no_problems_in_either_mode() -> None:
+    line = f"- [A]({ASK}): SimpleX contact for agents. Ask."
+    for strict in (True, False):
+        assert parse_communications_entry(line, strict=strict).problems == ()
+    for bare in (
+        "SimpleX contact for agents.",
+        "SimpleX contact for agents",
+        "Email contact for people.\tx",
+    ):
+        url = ASK if bare.startswith("SimpleX") else "mailto:a@example.com"
+        assert parse_communications_entry(f"- [A]({url}): {bare}").problems == ()
+
+
+def test_lenient_still_refuses_what_it_cannot_read() -> None:
+    with pytest.raises(LLMsTxtError) as info:
+        parse_communications_entry(f"- [A]({ASK}): SimpleX contact for robots.Ask.", strict=False)
+    assert info.value.code == "bad_audience"
+
+
 def test_final_period_may_be_left_out_when_there_is_no_info() -> None:
     entry = parse_communications_entry("- [A](mailto:a@example.com): Email contact for people")
     assert entry.info == ""
