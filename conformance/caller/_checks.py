@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from conformance._model import CheckSpec, Outcome, Verdict, failure_verdict
+from conformance.ops.a2a import A2A_METHODS
 from simplex_protocols import _wire
 from simplex_protocols.chat_call import format_mention
 
@@ -44,21 +45,6 @@ WAIT_GUARD_S: Final = 0.5
 AT_ONCE_S: Final = 1.0
 
 MCP_REVISION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
-A2A_METHODS: Final = frozenset(
-    {
-        "SendMessage",
-        "SendStreamingMessage",
-        "GetTask",
-        "ListTasks",
-        "CancelTask",
-        "SubscribeToTask",
-        "CreateTaskPushNotificationConfig",
-        "GetTaskPushNotificationConfig",
-        "ListTaskPushNotificationConfigs",
-        "DeleteTaskPushNotificationConfig",
-        "GetExtendedAgentCard",
-    }
-)
 ENVELOPE_MEMBERS: Final = ("protocol", "version", "requestKey")
 
 Evaluator = Callable[[Runs, str], Outcome]
@@ -129,18 +115,17 @@ def _result(run: ScenarioRun, label: str, requirements: Sequence[str]) -> CallOu
     except KeyError:
         raise _Stop(_na(f"{run.scenario.id}/{label}: its transport was not selected")) from None
     outcome = run.output.calls[index]
-    if outcome.unsupported is not None:
-        raise _Stop(
-            _na(f"{run.scenario.id}/{label}: the client does not support it: {outcome.unsupported}")
-        )
+    _stop_if_unsupported(run, label, outcome)
     return outcome
 
 
 def _unsupported_call(run: ScenarioRun, label: str) -> None:
     """Stop with NA when the client said it does not support this call (a sent-check)."""
-    if run.output is None:
-        return
-    outcome = run.output.calls[run.index(label)]
+    if run.output is not None:
+        _stop_if_unsupported(run, label, run.output.calls[run.index(label)])
+
+
+def _stop_if_unsupported(run: ScenarioRun, label: str, outcome: CallOutcome) -> None:
     if outcome.unsupported is not None:
         raise _Stop(
             _na(f"{run.scenario.id}/{label}: the client does not support it: {outcome.unsupported}")
@@ -166,22 +151,36 @@ def _lagged(run: ScenarioRun, message: SentMessage) -> bool:
     return message.t > started + wait - WAIT_GUARD_S
 
 
+def _meant_in_time(run: ScenarioRun, label: str) -> list[SentMessage]:
+    return [m for m in run.sent if m.call == label and m.ok and (m.follow_up or m.step.expected)]
+
+
 def _expected(run: ScenarioRun, label: str) -> list[SentMessage]:
     """The messages the client must keep for a call, in the order they were sent."""
-    return [
-        m
-        for m in run.sent
-        if m.call == label and m.ok and (m.follow_up or m.step.expected) and not _lagged(run, m)
-    ]
+    return [m for m in _meant_in_time(run, label) if not _lagged(run, m)]
 
 
 def _optional(run: ScenarioRun, label: str) -> list[SentMessage]:
     """Messages the client may keep or not: meant to be in time, sent too late by the harness."""
-    return [
-        m
-        for m in run.sent
-        if m.call == label and m.ok and (m.follow_up or m.step.expected) and _lagged(run, m)
-    ]
+    return [m for m in _meant_in_time(run, label) if _lagged(run, m)]
+
+
+def _final_is_last(outcome: CallOutcome, messages: Sequence[SentMessage]) -> bool:
+    """Whether the client's final message is the last of ``messages`` (true when none)."""
+    return not messages or (
+        outcome.final is not None and dict(outcome.final) == messages[-1].message
+    )
+
+
+def _final_forged(outcome: CallOutcome) -> bool:
+    """Whether the client's final message is a forged answer (a third party's, or another
+    command's)."""
+    return outcome.final is not None and dialects.FORGED_MARKER in _wire.dumps(dict(outcome.final))
+
+
+def _follow_ups(run: ScenarioRun) -> list[SentMessage]:
+    """The follow-up messages (a resumed stream, a continuation's answer) sent in time."""
+    return [m for m in run.sent if m.follow_up and not _lagged(run, m)]
 
 
 def _same(reply: ReportedReply, sent: SentMessage) -> bool:
@@ -527,6 +526,10 @@ def _mcp_quote(runs: Runs, transport: str) -> Outcome:
     return _interleaved(runs, ("MCP-MSG-9",))
 
 
+def _finals(run: ScenarioRun, label: str) -> list[SentMessage]:
+    return [m for m in _expected(run, label) if m.step.kind == "final"]
+
+
 def _interleaved(runs: Runs, reqs: tuple[str, ...]) -> Outcome:
     run = _run(runs, "chat-interleaved")
     outcome = _result(run, "main", reqs)
@@ -536,12 +539,28 @@ def _interleaved(runs: Runs, reqs: tuple[str, ...]) -> Outcome:
             reqs,
             f"the client took a reply that quotes another command with the same id: {_describe(forged[0])}",
         )
-    if outcome.final is not None and dialects.FORGED_MARKER in _wire.dumps(dict(outcome.final)):
+    if _final_forged(outcome):
         return _fail(reqs, "the client's final message is the answer to another command")
-    expected = [m for m in _expected(run, "main") if m.step.kind == "final"]
-    if expected and (outcome.final is None or dict(outcome.final) != expected[-1].message):
+    if not _final_is_last(outcome, _finals(run, "main")):
         return _fail(reqs, "the client did not report the answer to its own command as final")
     return Outcome(Verdict.PASS, "only the replies quoting the client's command were taken")
+
+
+def _kept_from_others(
+    run: ScenarioRun,
+    outcome: CallOutcome,
+    peer: str,
+    reqs: tuple[str, ...],
+    whose_reply: str,
+    whose_final: str,
+) -> Outcome | None:
+    """A failure when the client kept a reply, or took a final message, not from ``peer``."""
+    for reply in outcome.replies:
+        if _is_forged(reply) or not _sender_ok(run, reply, peer):
+            return _fail(reqs, f"the client kept a reply {whose_reply}: {_describe(reply)}")
+    if _final_forged(outcome):
+        return _fail(reqs, f"the client's final message is {whose_final}")
+    return None
 
 
 @_check(
@@ -555,14 +574,15 @@ def _direct_sender(runs: Runs, transport: str) -> Outcome:
     reqs = ("CALL-CLR-4",)
     run = _run(runs, "chat-direct")
     outcome = _result(run, "main", reqs)
-    for reply in outcome.replies:
-        if _is_forged(reply) or not _sender_ok(run, reply, "bot"):
-            return _fail(
-                reqs, f"the client kept a reply that is not the contact's: {_describe(reply)}"
-            )
-    if outcome.final is not None and dialects.FORGED_MARKER in _wire.dumps(dict(outcome.final)):
-        return _fail(reqs, "the client's final message is the third party's forged answer")
-    return Outcome(Verdict.PASS, "only the contact's replies were kept")
+    wrong = _kept_from_others(
+        run,
+        outcome,
+        "bot",
+        reqs,
+        "that is not the contact's",
+        "the third party's forged answer",
+    )
+    return wrong or Outcome(Verdict.PASS, "only the contact's replies were kept")
 
 
 @_check(
@@ -577,17 +597,19 @@ def _mention_sender(runs: Runs, transport: str) -> Outcome:
     reqs = ("CALL-CLR-5",)
     run = _run(runs, "group-mention")
     outcome = _result(run, "main", reqs)
-    for reply in outcome.replies:
-        if _is_forged(reply) or not _sender_ok(run, reply, "bob"):
-            return _fail(
-                reqs, f"the client kept a reply of a member it did not call: {_describe(reply)}"
-            )
-    if outcome.final is not None and dialects.FORGED_MARKER in _wire.dumps(dict(outcome.final)):
-        return _fail(reqs, "the client's final message is an unmentioned member's answer")
-    mismatch = _compare_replies(run, "main", outcome, reqs)
-    if mismatch is not None:
-        return mismatch
-    return Outcome(Verdict.PASS, "only the mentioned member's replies were kept")
+    wrong = _kept_from_others(
+        run,
+        outcome,
+        "bob",
+        reqs,
+        "of a member it did not call",
+        "an unmentioned member's answer",
+    )
+    return (
+        wrong
+        or _compare_replies(run, "main", outcome, reqs)
+        or Outcome(Verdict.PASS, "only the mentioned member's replies were kept")
+    )
 
 
 @_check(
@@ -604,8 +626,7 @@ def _every_reply(runs: Runs, transport: str) -> Outcome:
     mismatch = _compare_replies(run, "main", outcome, reqs)
     if mismatch is not None:
         return mismatch
-    finals = [m for m in _expected(run, "main") if m.step.kind == "final"]
-    if finals and (outcome.final is None or dict(outcome.final) != finals[-1].message):
+    if not _final_is_last(outcome, _finals(run, "main")):
         return _fail(reqs, "the client did not report the answer's final message as final")
     return Outcome(Verdict.PASS, f"all {len(_expected(run, 'main'))} replies kept in order")
 
@@ -738,7 +759,7 @@ def _large_reply(runs: Runs, transport: str) -> Outcome:
     expected = _expected(run, "big")
     if not expected or expected[-1].message is None:
         return _error("the large reply was not sent")
-    if outcome.final is None or dict(outcome.final) != expected[-1].message:
+    if not _final_is_last(outcome, expected):
         return _fail(reqs, "the large reply is not the client's final message, whole")
     return Outcome(Verdict.PASS, f"a reply of {len(expected[-1].text)} characters kept whole")
 
@@ -886,22 +907,7 @@ def _repeat_delay(run: ScenarioRun, label: str) -> tuple[int, float | None]:
     ("rpc-errors",),
 )
 def _retry_after(runs: Runs, transport: str) -> Outcome:
-    reqs = ("RPC-ENV-6",)
-    run = _run(runs, "rpc-errors")
-    count, delay = _repeat_delay(run, "unknown-retry-after")
-    if count == 0:
-        return _nothing_sent({run.scenario.id: run}, reqs, "request", "rpc")
-    if delay is None:
-        return Outcome(Verdict.PASS, "not repeated (allowed)")
-    if delay < 1.0 - RETRY_TOLERANCE_S:
-        return _fail(
-            reqs, f"repeated after {delay:.2f} s; retryAfter was 1 s", delay_s=round(delay, 3)
-        )
-    return Outcome(
-        Verdict.PASS,
-        f"repeated after {delay:.2f} s (retryAfter 1 s)",
-        evidence={"delay_s": round(delay, 2)},
-    )
+    return _waited_retry_after(runs, "unknown-retry-after", ("RPC-ENV-6",))
 
 
 @_check(
@@ -912,9 +918,13 @@ def _retry_after(runs: Runs, transport: str) -> Outcome:
     ("rpc-errors",),
 )
 def _rate_limited(runs: Runs, transport: str) -> Outcome:
-    reqs = ("RPC-ERR-5",)
+    return _waited_retry_after(runs, "rate-limited", ("RPC-ERR-5",))
+
+
+def _waited_retry_after(runs: Runs, label: str, reqs: tuple[str, ...]) -> Outcome:
+    """The call ``label`` got an error with ``retryAfter`` 1 s: not repeated, or not sooner."""
     run = _run(runs, "rpc-errors")
-    count, delay = _repeat_delay(run, "rate-limited")
+    count, delay = _repeat_delay(run, label)
     if count == 0:
         return _nothing_sent({run.scenario.id: run}, reqs, "request", "rpc")
     if delay is None:
@@ -1260,8 +1270,7 @@ def _stream_resumed(runs: Runs, transport: str) -> Outcome:
             reqs, "the stream stopped without its end and the client did not send SubscribeToTask"
         )
     outcome = _result(run, "main", reqs)
-    ends = [m for m in run.sent if m.follow_up and not _lagged(run, m)]
-    if ends and (outcome.final is None or dict(outcome.final) != ends[-1].message):
+    if not _final_is_last(outcome, _follow_ups(run)):
         return _fail(
             reqs, "the client resumed but did not report the resumed stream's end as final"
         )
@@ -1311,8 +1320,7 @@ def _input_required(runs: Runs, transport: str) -> Outcome:
             reqs, "the continuation is not a fresh request of the same call: " + "; ".join(problems)
         )
     outcome = _result(run, "main", reqs)
-    ends = [m for m in run.sent if m.follow_up and not _lagged(run, m)]
-    if ends and (outcome.final is None or dict(outcome.final) != ends[-1].message):
+    if not _final_is_last(outcome, _follow_ups(run)):
         return _fail(reqs, "the client did not report the continuation's answer as final")
     return Outcome(
         Verdict.PASS, "continued with a fresh request carrying inputResponses and requestState"

@@ -60,6 +60,10 @@ class _Item:
         body = self.reply().get("message")
         return body if isinstance(body, dict) else None
 
+    def message_id(self) -> Any:
+        """The ``id`` of the protocol message, if it is one."""
+        return (self.message() or {}).get("id")
+
 
 def _items(events: list[JSON]) -> list[_Item]:
     out: list[_Item] = []
@@ -131,7 +135,13 @@ class _Watching(ReferenceClient):
         final: Mapping[str, Any] | None,
         items: list[_Item],
     ) -> tuple[list[JSON], Mapping[str, Any] | None]:
-        return replies, final
+        """The replies are the items :meth:`takes`; the final one the first final among them."""
+        taken = [i for i in items if self.takes(call, request, i)]
+        return [i.reply() for i in taken], self.first_final(call, request, taken) or final
+
+    def takes(self, call: CallSpec, request: Mapping[str, Any], item: _Item) -> bool:
+        """Whether this client takes a received message as a reply (its bug)."""
+        raise NotImplementedError
 
     def first_final(
         self, call: CallSpec, request: Mapping[str, Any], items: list[_Item]
@@ -147,59 +157,26 @@ class _Watching(ReferenceClient):
 class ThirdPartyReply(_Watching):
     """CALL-CLR-4 off: a message in any chat carrying the request's id is part of the answer."""
 
-    def recollect(
-        self,
-        call: CallSpec,
-        request: Mapping[str, Any],
-        replies: list[JSON],
-        final: Mapping[str, Any] | None,
-        items: list[_Item],
-    ) -> tuple[list[JSON], Mapping[str, Any] | None]:
-        rid = request.get("id")
-        taken = [
-            i
-            for i in items
-            if (i.message() or {}).get("id") == rid or i.quoted == self.last_command_item
-        ]
-        return [i.reply() for i in taken], self.first_final(call, request, taken) or final
+    def takes(self, call: CallSpec, request: Mapping[str, Any], item: _Item) -> bool:
+        return item.message_id() == request.get("id") or item.quoted == self.last_command_item
 
 
 class UnmentionedMemberReply(_Watching):
     """CALL-CLR-5 off: every member's reply quoting the command counts, mention or not."""
 
-    def recollect(
-        self,
-        call: CallSpec,
-        request: Mapping[str, Any],
-        replies: list[JSON],
-        final: Mapping[str, Any] | None,
-        items: list[_Item],
-    ) -> tuple[list[JSON], Mapping[str, Any] | None]:
-        taken = [i for i in items if i.quoted == self.last_command_item]
-        return [i.reply() for i in taken], self.first_final(call, request, taken) or final
+    def takes(self, call: CallSpec, request: Mapping[str, Any], item: _Item) -> bool:
+        return item.quoted == self.last_command_item
 
 
 class MatchById(_Watching):
     """CALL-CLR-1 and MCP-MSG-9 off: in the chat, a message with the request's id is a reply."""
 
-    def recollect(
-        self,
-        call: CallSpec,
-        request: Mapping[str, Any],
-        replies: list[JSON],
-        final: Mapping[str, Any] | None,
-        items: list[_Item],
-    ) -> tuple[list[JSON], Mapping[str, Any] | None]:
+    def takes(self, call: CallSpec, request: Mapping[str, Any], item: _Item) -> bool:
         assert call.chat is not None
-        rid = request.get("id")
         chat_id = call.chat.contact_id if call.chat.kind == "direct" else call.chat.group_id
-        taken = [
-            i
-            for i in items
-            if i.chat_id == chat_id
-            and (i.quoted == self.last_command_item or (i.message() or {}).get("id") == rid)
-        ]
-        return [i.reply() for i in taken], self.first_final(call, request, taken) or final
+        return item.chat_id == chat_id and (
+            item.quoted == self.last_command_item or item.message_id() == request.get("id")
+        )
 
 
 class DropTextReplies(ReferenceClient):
@@ -300,40 +277,40 @@ class IgnoreRetryAfter(_OwnRetries):
         return None
 
 
+async def _request_once(
+    client: ReferenceClient,
+    core: ChatCore,
+    call: CallSpec,
+    request: Mapping[str, Any],
+    **options: Any,
+) -> JSON:
+    """One Service RPC request, not repeated; ``options`` go to the requester as they are."""
+    assert call.target is not None
+    try:
+        response = await client.requester(core).request(
+            call.target, call.protocol, request, timeout_s=call.wait_s, **options
+        )
+    except ServiceError as exc:
+        return outcome(error=exc.error)
+    return outcome(final=response if isinstance(response, dict) else None)
+
+
 class EnvelopeVersion(ReferenceClient):
     """MCP-VER-3 and A2A-SP-6 off: the envelope carries the protocol's version."""
 
     async def rpc_call(self, core: ChatCore, call: CallSpec) -> JSON:
-        assert call.target is not None
         request = self.build_request(call, in_group=False)
-        try:
-            response = await self.requester(core).request(
-                call.target,
-                call.protocol,
-                request,
-                version=call.versions[0] if call.versions else "1",
-                timeout_s=call.wait_s,
-                sign=call.sign,
-            )
-        except ServiceError as exc:
-            return outcome(error=exc.error)
-        return outcome(final=response if isinstance(response, dict) else None)
+        version = call.versions[0] if call.versions else "1"
+        return await _request_once(self, core, call, request, version=version, sign=call.sign)
 
 
 class EnvelopeMemberInRequest(ReferenceClient):
     """RPC-REQ-6 off: the request sent over Service RPC gets the envelope's protocol member."""
 
     async def rpc_call(self, core: ChatCore, call: CallSpec) -> JSON:
-        assert call.target is not None
         request = dict(self.build_request(call, in_group=False))
         request["protocol"] = call.protocol
-        try:
-            response = await self.requester(core).request(
-                call.target, call.protocol, request, timeout_s=call.wait_s, sign=call.sign
-            )
-        except ServiceError as exc:
-            return outcome(error=exc.error)
-        return outcome(final=response if isinstance(response, dict) else None)
+        return await _request_once(self, core, call, request, sign=call.sign)
 
 
 class OneKeyForAll(ReferenceClient):
@@ -342,19 +319,9 @@ class OneKeyForAll(ReferenceClient):
     shared = SigningKey.generate()
 
     async def rpc_call(self, core: ChatCore, call: CallSpec) -> JSON:
-        assert call.target is not None
         request = self.build_request(call, in_group=False)
-        try:
-            response = await self.requester(core).request(
-                call.target,
-                call.protocol,
-                request,
-                timeout_s=call.wait_s,
-                signing_key=self.shared if call.sign else None,
-            )
-        except ServiceError as exc:
-            return outcome(error=exc.error)
-        return outcome(final=response if isinstance(response, dict) else None)
+        key = self.shared if call.sign else None
+        return await _request_once(self, core, call, request, signing_key=key)
 
 
 class RequestKeyMismatch(ReferenceClient):
@@ -421,20 +388,10 @@ class NoA2AVersion(ReferenceClient):
             request["a2a-service-parameters"].pop("A2A-Version", None)
         return request
 
-    async def resume_stream(
-        self, core: ChatCore, call: CallSpec, replies: list[JSON], *, in_group: bool
-    ) -> Mapping[str, Any] | None:
-        a2a = binding_helpers("a2a")
-        task_id = None
-        for reply in replies:
-            message = reply.get("message")
-            if isinstance(message, dict):
-                task_id = a2a.task_id_of(message) or task_id
-        if task_id is None:
-            return None
-        request: JSON = a2a.build_subscribe_to_task(task_id, request_id=f"resume-{call.request_id}")
+    def subscribe_request(self, call: CallSpec, task_id: str, *, in_group: bool) -> JSON:
+        request = super().subscribe_request(call, task_id, in_group=in_group)
         request["a2a-service-parameters"].pop("A2A-Version", None)
-        return await self.send_and_collect(core, call, request, replies)
+        return request
 
 
 class ParamsServiceParameters(ReferenceClient):

@@ -274,12 +274,17 @@ class ReferenceClient:
                 task_id = a2a.task_id_of(message) or task_id
         if task_id is None:
             return None
-        request: JSON = a2a.build_subscribe_to_task(
+        request = self.subscribe_request(call, task_id, in_group=in_group)
+        return await self.send_and_collect(core, call, request, replies)
+
+    def subscribe_request(self, call: CallSpec, task_id: str, *, in_group: bool) -> JSON:
+        """The SubscribeToTask request that resumes the task's stream (A2A-SP-3, A2A-AUTHZ-3)."""
+        request: JSON = binding_helpers("a2a").build_subscribe_to_task(
             task_id,
             request_id=f"resume-{call.request_id}",
             service_parameters=self.service_parameters(call, in_group=in_group) or None,
         )
-        return await self.send_and_collect(core, call, request, replies)
+        return request
 
     # ------------------------------------------------------------------ Service RPC
 
