@@ -64,6 +64,12 @@ def _text(composed: Mapping[str, Any]) -> str | None:
     return text if isinstance(text, str) else None
 
 
+def _json_of(composed: Mapping[str, Any]) -> JSON | None:
+    """The JSON object a composed message's text holds, if it holds one."""
+    text = _text(composed)
+    return json_object(text) if text is not None else None
+
+
 def _with_text(composed: Mapping[str, Any], text: str) -> JSON:
     out = copy.deepcopy(dict(composed))
     content = dict(out.get("msgContent") or {})
@@ -192,6 +198,10 @@ class Calls(Rewrite):
         quoted = composed.get("quotedItemId")
         return self.chat_requests.get(quoted) if isinstance(quoted, int) else None
 
+    def rpc_request_for(self, head: str) -> tuple[str, JSON] | None:
+        """The request a ``/_service_response <userId> <requestId> `` head answers."""
+        return self.rpc_requests.get(head.split(" ")[2])
+
 
 def _rewrite_call(text: str, change: Callable[[str, JSON], JSON | None]) -> str:
     """A ``/_call`` text with its request changed by ``change(protocol, request)``."""
@@ -263,8 +273,7 @@ class _ReplyJSON(Calls):
             head, messages = parts
             changed: list[JSON] = []
             for composed in messages:
-                text = _text(composed)
-                value = json_object(text) if text is not None else None
+                value = _json_of(composed)
                 if value is None:
                     changed.append(composed)
                     continue
@@ -275,8 +284,7 @@ class _ReplyJSON(Calls):
         response = _service_response(command)
         if response is not None:
             head, envelope = response
-            request_id = head.split(" ")[2]
-            known = self.rpc_requests.get(request_id)
+            known = self.rpc_request_for(head)
             protocol, request = known if known is not None else (None, None)
             return Outgoing(head + dumps(self.envelope(protocol, request, envelope)))
         return Outgoing(command)
@@ -398,8 +406,7 @@ class ReplyAfterResponse(Calls):
         _head, messages = parts
         for composed in messages:
             known = self.request_for(composed)
-            text = _text(composed)
-            value = json_object(text) if text is not None else None
+            value = _json_of(composed)
             if known is not None and value is not None and _is_final(known[0], known[1], value):
                 return Outgoing(command, extra=[command])
         return Outgoing(command)
@@ -415,8 +422,7 @@ class StreamContinuesAfterTerminal(Calls):
         head, messages = parts
         for composed in messages:
             known = self.request_for(composed)
-            text = _text(composed)
-            value = json_object(text) if text is not None else None
+            value = _json_of(composed)
             if known is None or value is None or known[1].get("method") not in _STREAMING:
                 continue
             if not _is_final(known[0], known[1], value):
@@ -468,7 +474,7 @@ class _Envelopes(Calls):
         if parsed is None:
             return Outgoing(command)
         head, envelope = parsed
-        changed = self.response(self.rpc_requests.get(head.split(" ")[2]), envelope)
+        changed = self.response(self.rpc_request_for(head), envelope)
         if isinstance(changed, Outgoing):
             sent = changed.command if changed.command is not None else command
             return Outgoing(sent, changed.extra, changed.delay_s)
@@ -596,8 +602,30 @@ class RejectsExtraMembers(Calls):
         return data
 
 
-class IgnoresMCPRevision(Calls):
-    def _fix(self, protocol: str, request: JSON) -> JSON | None:
+class _RequestRewrite(Calls):
+    """Changes the requests the bot gets (:meth:`change`), in ``/_call`` commands and in
+    Service RPC envelopes, over the transports in ``TRANSPORTS``."""
+
+    TRANSPORTS: ClassVar[tuple[str, ...]] = ("chat", "rpc")
+
+    def change(self, protocol: str, request: JSON) -> JSON | None:
+        """The changed request (``request`` itself, changed, or a new one); ``None``: as it is."""
+        return None
+
+    def chat_text(self, text: str, a_chat_item: JSON) -> str | None:
+        return _rewrite_call(text, self.change) if "chat" in self.TRANSPORTS else text
+
+    def service_request(self, data: JSON, event: JSON) -> JSON | None:
+        request = data.get("request")
+        if "rpc" in self.TRANSPORTS and isinstance(request, dict):
+            changed = self.change(str(data.get("protocol")), request)
+            if changed is not None:
+                data["request"] = changed
+        return data
+
+
+class IgnoresMCPRevision(_RequestRewrite):
+    def change(self, protocol: str, request: JSON) -> JSON | None:
         params = request.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
         key = "io.modelcontextprotocol/protocolVersion"
@@ -606,20 +634,11 @@ class IgnoresMCPRevision(Calls):
             return request
         return None
 
-    def chat_text(self, text: str, a_chat_item: JSON) -> str | None:
-        return _rewrite_call(text, self._fix)
 
-    def service_request(self, data: JSON, event: JSON) -> JSON | None:
-        request = data.get("request")
-        if isinstance(request, dict) and data.get("protocol") == "mcp":
-            self._fix("mcp", request)
-        return data
-
-
-class AnswersInitialize(Calls):
+class AnswersInitialize(_RequestRewrite):
     """A legacy ``initialize`` is served as ``server/discover``: a result, not -32022."""
 
-    def _fix(self, protocol: str, request: JSON) -> JSON | None:
+    def change(self, protocol: str, request: JSON) -> JSON | None:
         if protocol != "mcp" or request.get("method") != "initialize":
             return None
         return {
@@ -634,37 +653,16 @@ class AnswersInitialize(Calls):
             },
         }
 
-    def chat_text(self, text: str, a_chat_item: JSON) -> str | None:
-        return _rewrite_call(text, self._fix)
 
-    def service_request(self, data: JSON, event: JSON) -> JSON | None:
-        request = data.get("request")
-        if isinstance(request, dict):
-            fixed = self._fix(str(data.get("protocol")), request)
-            if fixed is not None:
-                data["request"] = fixed
-        return data
-
-
-class _RenameMethods(Calls):
+class _RenameMethods(_RequestRewrite):
     RENAMES: ClassVar[Mapping[str, str]] = {}
-    TRANSPORTS: ClassVar[tuple[str, ...]] = ("chat", "rpc")
 
-    def _fix(self, protocol: str, request: JSON) -> JSON | None:
+    def change(self, protocol: str, request: JSON) -> JSON | None:
         method = request.get("method")
         if isinstance(method, str) and method in self.RENAMES:
             request["method"] = self.RENAMES[method]
             return request
         return None
-
-    def chat_text(self, text: str, a_chat_item: JSON) -> str | None:
-        return _rewrite_call(text, self._fix) if "chat" in self.TRANSPORTS else text
-
-    def service_request(self, data: JSON, event: JSON) -> JSON | None:
-        request = data.get("request")
-        if "rpc" in self.TRANSPORTS and isinstance(request, dict):
-            self._fix(str(data.get("protocol")), request)
-        return data
 
 
 class MCPMethodsMissing(_RenameMethods):
@@ -687,25 +685,16 @@ class OneShotRefused(_RenameMethods):
     TRANSPORTS: ClassVar[tuple[str, ...]] = ("rpc",)
 
 
-class IgnoresA2AVersion(Calls):
-    def _fix(self, protocol: str, request: JSON) -> JSON | None:
+class IgnoresA2AVersion(_RequestRewrite):
+    def change(self, protocol: str, request: JSON) -> JSON | None:
         if protocol != "a2a":
             return None
         request["a2a-service-parameters"] = {"A2A-Version": "1.0"}
         return request
 
-    def chat_text(self, text: str, a_chat_item: JSON) -> str | None:
-        return _rewrite_call(text, self._fix)
 
-    def service_request(self, data: JSON, event: JSON) -> JSON | None:
-        request = data.get("request")
-        if isinstance(request, dict):
-            self._fix(str(data.get("protocol")), request)
-        return data
-
-
-class RequestStateCorrupted(Calls):
-    def _fix(self, protocol: str, request: JSON) -> JSON | None:
+class RequestStateCorrupted(_RequestRewrite):
+    def change(self, protocol: str, request: JSON) -> JSON | None:
         params = request.get("params")
         if not isinstance(params, dict):
             return None
@@ -714,15 +703,6 @@ class RequestStateCorrupted(Calls):
             params["requestState"] = state[:-1] + ("A" if state[-1] != "A" else "B")
             return request
         return None
-
-    def chat_text(self, text: str, a_chat_item: JSON) -> str | None:
-        return _rewrite_call(text, self._fix)
-
-    def service_request(self, data: JSON, event: JSON) -> JSON | None:
-        request = data.get("request")
-        if isinstance(request, dict):
-            self._fix(str(data.get("protocol")), request)
-        return data
 
 
 class MergedCallers(Calls):
