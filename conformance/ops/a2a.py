@@ -30,7 +30,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from simplex_protocols import _wire
 from simplex_protocols.bindings._a2a_wire import (
     SERVICE_PARAMETERS_MEMBER,
     VERSION_PARAMETER,
@@ -41,11 +40,12 @@ from simplex_protocols.bindings._a2a_wire import (
     service_parameters_of,
     without_service_parameters,
 )
-from simplex_protocols.declarations import parse_protocols
 from simplex_protocols.errors import ParseError
-from simplex_protocols.rpc import ABSENT, parse_service_request
 
 from . import op
+from ._binding import check_jsonrpc_request, declared, envelope_request
+from ._binding import decoded as _decoded
+from ._binding import refuse as _refuse
 
 __all__: list[str] = []
 
@@ -67,19 +67,6 @@ A2A_METHODS: Final = frozenset(
 )
 
 
-def _refuse(reason: str, code: str, requirement: str | None = None) -> ParseError:
-    return ParseError(reason, code=code, requirement=requirement)
-
-
-def _decoded(value: Any) -> Any:
-    if isinstance(value, str | bytes):
-        try:
-            return _wire.loads(value)
-        except _wire.WireJSONError as exc:
-            raise _refuse(exc.reason, exc.code) from exc
-    return value
-
-
 def _headers(request: Mapping[str, Any]) -> dict[str, str]:
     try:
         return service_parameters_of(request)
@@ -89,20 +76,7 @@ def _headers(request: Mapping[str, Any]) -> dict[str, str]:
 
 def check_request_value(value: Any) -> dict[str, Any]:
     """The checks of ``a2a.check_request`` on a decoded value."""
-    if isinstance(value, list):
-        raise _refuse("a JSON-RPC batch is not one request", "batch", requirement="A2A-MSG-1")
-    if not isinstance(value, dict):
-        raise _refuse("an A2A call is a JSON object", "not_an_object", requirement="A2A-MSG-1")
-    if value.get("jsonrpc") != "2.0":
-        raise _refuse('a JSON-RPC request has "jsonrpc": "2.0"', "not_jsonrpc", "A2A-MSG-1")
-    method = value.get("method")
-    if not isinstance(method, str) or not method:
-        raise _refuse("a request has a method", "bad_method", requirement="A2A-MSG-1")
-    if "id" not in value:
-        raise _refuse("a message without id is a notification", "not_a_request", "A2A-MSG-1")
-    rid = value["id"]
-    if isinstance(rid, bool) or not isinstance(rid, str | int):
-        raise _refuse("a request id is a string or an integer", "bad_request_id", "A2A-MSG-1")
+    method, rid = check_jsonrpc_request(value, call="an A2A call", requirement="A2A-MSG-1")
     if method not in A2A_METHODS:
         # A2A-MSG-1: method names as A2A's JSON-RPC binding has them, unchanged.
         raise _refuse(
@@ -152,25 +126,19 @@ def http_proxy(value: Any, args: Mapping[str, Any]) -> dict[str, Any]:
 @op("a2a.check_envelope")
 def check_envelope(value: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     """A requester's envelope for ``a2a``: no ``version`` (A2A-SP-6), a valid request."""
-    envelope = parse_service_request(value)
-    if envelope.protocol != "a2a":
-        raise _refuse(f"the envelope is for {envelope.protocol!r}", "wrong_protocol")
-    if envelope.version is not ABSENT:
-        raise _refuse(
-            "an a2a envelope carries no version; A2A-Version travels as a service parameter",
-            "envelope_version",
-            requirement="A2A-SP-6",
-        )
-    return check_request_value(envelope.request)
+    request = envelope_request(
+        value,
+        "a2a",
+        versioned="an a2a envelope carries no version; A2A-Version travels as a service parameter",
+        requirement="A2A-SP-6",
+    )
+    return check_request_value(request)
 
 
 @op("a2a.check_declaration")
 def check_declaration(value: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     """The ``a2a`` entry of a ``protocols`` value: versions written Major.Minor (A2A-ID-3)."""
-    declarations = parse_protocols(_decoded(value), strict=True)
-    entry = declarations.get("a2a")
-    if entry is None:
-        raise _refuse("the value declares no a2a", "no_a2a_entry")
+    entry = declared(value, "a2a")
     for version in entry.versions:
         if not is_major_minor(version):
             raise _refuse(

@@ -29,12 +29,12 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from simplex_protocols import _wire
-from simplex_protocols.declarations import parse_protocols
-from simplex_protocols.errors import CallFormatError, ParseError
-from simplex_protocols.rpc import ABSENT, parse_service_request
+from simplex_protocols.errors import CallFormatError
 
 from . import op
+from ._binding import check_jsonrpc_request, declared, envelope_request
+from ._binding import decoded as _decoded
+from ._binding import refuse as _refuse
 
 __all__: list[str] = []
 
@@ -45,19 +45,6 @@ FIRST_REVISION: Final = "2026-07-28"
 REVISION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 
 _REVISION: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-
-
-def _refuse(reason: str, code: str, requirement: str | None = None) -> ParseError:
-    return ParseError(reason, code=code, requirement=requirement)
-
-
-def _decoded(value: Any) -> Any:
-    if isinstance(value, str | bytes):
-        try:
-            return _wire.loads(value)
-        except _wire.WireJSONError as exc:
-            raise _refuse(exc.reason, exc.code) from exc
-    return value
 
 
 def _check_revision(revision: Any, requirement: str) -> str:
@@ -78,21 +65,8 @@ def _check_revision(revision: Any, requirement: str) -> str:
 
 def check_request_value(value: Any) -> dict[str, Any]:
     """The checks of ``mcp.check_request`` on a decoded value."""
-    if isinstance(value, list):
-        # MCP-MSG-1: "a single JSON-RPC request", never a batch.
-        raise _refuse("a JSON-RPC batch is not one request", "batch", requirement="MCP-MSG-1")
-    if not isinstance(value, dict):
-        raise _refuse("an MCP call is a JSON object", "not_an_object", requirement="MCP-MSG-1")
-    if value.get("jsonrpc") != "2.0":
-        raise _refuse('a JSON-RPC request has "jsonrpc": "2.0"', "not_jsonrpc", "MCP-MSG-1")
-    method = value.get("method")
-    if not isinstance(method, str) or not method:
-        raise _refuse("a request has a method", "bad_method", requirement="MCP-MSG-1")
-    if "id" not in value:
-        raise _refuse("a message without id is a notification", "not_a_request", "MCP-MSG-1")
-    rid = value["id"]
-    if isinstance(rid, bool) or not isinstance(rid, str | int):
-        raise _refuse("a request id is a string or an integer", "bad_request_id", "MCP-MSG-1")
+    # MCP-MSG-1: "a single JSON-RPC request", never a batch.
+    method, rid = check_jsonrpc_request(value, call="an MCP call", requirement="MCP-MSG-1")
     params = value.get("params", {})
     if not isinstance(params, dict):
         raise _refuse("params is a JSON object", "bad_params", requirement="MCP-MSG-1")
@@ -134,25 +108,19 @@ def check_request(value: Any, args: Mapping[str, Any]) -> dict[str, Any]:
 @op("mcp.check_envelope")
 def check_envelope(value: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     """A requester's envelope for ``mcp``: no ``version`` (MCP-VER-3), a valid request."""
-    envelope = parse_service_request(value)
-    if envelope.protocol != "mcp":
-        raise _refuse(f"the envelope is for {envelope.protocol!r}", "wrong_protocol")
-    if envelope.version is not ABSENT:
-        raise _refuse(
-            "an mcp envelope carries no version; the request names its revision",
-            "envelope_version",
-            requirement="MCP-VER-3",
-        )
-    return check_request_value(envelope.request)
+    request = envelope_request(
+        value,
+        "mcp",
+        versioned="an mcp envelope carries no version; the request names its revision",
+        requirement="MCP-VER-3",
+    )
+    return check_request_value(request)
 
 
 @op("mcp.check_declaration")
 def check_declaration(value: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     """The ``mcp`` entry of a ``protocols`` value: revisions of 2026-07-28 on (MCP-VER-1)."""
-    declarations = parse_protocols(_decoded(value), strict=True)
-    entry = declarations.get("mcp")
-    if entry is None:
-        raise _refuse("the value declares no mcp", "no_mcp_entry")
+    entry = declared(value, "mcp")
     for version in entry.versions:
         _check_revision(version, "MCP-VER-1")
     return {"versions": list(entry.versions)}
