@@ -45,7 +45,7 @@ from simplex_protocols.errors import (
     MessageTooLargeError,
 )
 
-from ._common import CallRecord, binding_map, log_call, logger, method_of, shielded
+from ._common import CallRecord, log_call, logger, method_of, served_bindings, shielded
 from ._server import Call, EventResponder
 
 __all__ = ["COMMAND_CONTENT_TYPES", "ChatResponder", "internal_error_for"]
@@ -214,12 +214,7 @@ class ChatResponder(EventResponder):
             event_buffer=event_buffer,
         )
         self.api = ChatAPI(self.core)
-        self.bindings = binding_map(bindings)
-        served = set(self.bindings) if protocols is None else set(protocols)
-        missing = served - set(self.bindings)
-        if missing:
-            raise ValueError(f"no binding for the protocols {sorted(missing)}")
-        self.protocols = frozenset(served)
+        self.bindings, self.protocols = served_bindings(bindings, protocols)
         self.user_id = user_id
         self.names = set(names)
         self._on_call = on_call

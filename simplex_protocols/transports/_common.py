@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
@@ -121,6 +121,24 @@ def binding_map(bindings: Mapping[str, Binding] | Any) -> dict[str, Binding]:
             raise ValueError(f"two bindings for the protocol {name!r}")
         out[name] = binding
     return out
+
+
+def served_bindings(
+    bindings: Mapping[str, Binding] | Any, protocols: Collection[str] | None
+) -> tuple[dict[str, Binding], frozenset[str]]:
+    """A responder's bindings by protocol name (:func:`binding_map`) and the protocols it
+    serves: ``protocols``, or every binding's by default.
+
+    Raises:
+        ValueError: a protocol has no binding, or as :func:`binding_map`.
+        TypeError: as :func:`binding_map`.
+    """
+    by_name = binding_map(bindings)
+    served = set(by_name) if protocols is None else set(protocols)
+    missing = served - set(by_name)
+    if missing:
+        raise ValueError(f"no binding for the protocols {sorted(missing)}")
+    return by_name, frozenset(served)
 
 
 async def run_until(

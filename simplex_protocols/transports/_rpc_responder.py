@@ -44,7 +44,15 @@ from simplex_protocols.rpc import (
     success_response,
 )
 
-from ._common import CallRecord, binding_map, log_call, logger, method_of, run_until, shielded
+from ._common import (
+    CallRecord,
+    log_call,
+    logger,
+    method_of,
+    run_until,
+    served_bindings,
+    shielded,
+)
 from ._ratelimit import RateLimit, RateLimiter
 from ._server import Call, EventResponder
 
@@ -174,12 +182,7 @@ class ServiceRPCResponder(EventResponder):
         if response_limit not in ("recommended", "padded"):
             raise ValueError("response_limit is 'recommended' or 'padded'")
         self.api = ChatAPI(self.core)
-        self.bindings = binding_map(bindings)
-        served = set(self.bindings) if protocols is None else set(protocols)
-        missing = served - set(self.bindings)
-        if missing:
-            raise ValueError(f"no binding for the protocols {sorted(missing)}")
-        self.protocols = frozenset(served)
+        self.bindings, self.protocols = served_bindings(bindings, protocols)
         self.envelope_versions = {k: list(v) for k, v in (envelope_versions or {}).items()}
         self.user_id = user_id
         self.response_margin_s = response_margin_s
