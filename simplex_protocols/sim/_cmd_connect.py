@@ -645,31 +645,45 @@ class ConnectCommands(MessageCommands):
             "connection": rec.pending_connection(conn),
         }
 
+    def _resolve_prepared(self, user: UserRow, prepared: JSON) -> Resolved:
+        """The link a prepared contact or group connects to."""
+        link = prepared["connLinkToConnect"]
+        text = link.get("connShortLink") or link["connFullLink"]
+        return self.resolve(user, text, allow_names=False)
+
+    def _request_item(
+        self, user: UserRow, chat_type: str, chat_id: int, prepared: JSON, message: JSON | None
+    ) -> str | None:
+        """The message sent with a connection request, as a sent item of the prepared chat;
+        its shared message ID (``None`` without a message). A message over the size limit is
+        refused as the core refuses it (``largeMsg``)."""
+        if message is None:
+            return None
+        self.check_size(message)
+        shared = self.random_id()
+        self.new_item(
+            user,
+            chat_type,
+            chat_id,
+            f"{chat_type}Snd",
+            {"type": "sndMsgContent", "msgContent": message},
+            shared_msg_id=shared,
+        )
+        prepared["requestSharedMsgId"] = shared
+        return shared
+
     def cmd_connect_prepared_contact(self, a: Args) -> JSON:
         user = self.active_user()
         c = self.get_contact(user, parse_int(a["contactId"]))
         if c.prepared is None or c.conn_id is not None:
             raise command_error("contact doesn't have link to connect")
-        link = c.prepared["connLinkToConnect"]
-        r = self.resolve(user, link.get("connShortLink") or link["connFullLink"], allow_names=False)
+        r = self._resolve_prepared(user, c.prepared)
         message = self._message_arg(a)
         incognito_id = self._incognito(user, a["incognito"])
         conn = self._pending_conn(user, r, incognito_id, contact_id=c.contact_id)
         c.conn_id = conn.conn_id
         c.via_link = r.ref.lookup_key
-        shared: str | None = None
-        if message is not None:
-            self.check_size(message)
-            shared = self.random_id()
-            self.new_item(
-                user,
-                "direct",
-                c.contact_id,
-                "directSnd",
-                {"type": "sndMsgContent", "msgContent": message},
-                shared_msg_id=shared,
-            )
-            c.prepared["requestSharedMsgId"] = shared
+        shared = self._request_item(user, "direct", c.contact_id, c.prepared, message)
         self.join(
             user,
             r,
@@ -691,8 +705,7 @@ class ConnectCommands(MessageCommands):
         g = self.get_group(user, parse_int(a["groupId"]))
         if g.prepared is None or g.prepared.get("connLinkStartedConnection"):
             raise command_error("group doesn't have link to connect")
-        link = g.prepared["connLinkToConnect"]
-        r = self.resolve(user, link.get("connShortLink") or link["connFullLink"], allow_names=False)
+        r = self._resolve_prepared(user, g.prepared)
         message = self._message_arg(a)
         incognito_id = self._incognito(user, a["incognito"])
         m = self.membership(g)
@@ -706,19 +719,7 @@ class ConnectCommands(MessageCommands):
         g.prepared["connLinkPreparedConnection"] = True
         g.prepared["connLinkStartedConnection"] = True
         m.status = "accepted"
-        shared: str | None = None
-        if message is not None:
-            self.check_size(message)
-            shared = self.random_id()
-            self.new_item(
-                user,
-                "group",
-                g.group_id,
-                "groupSnd",
-                {"type": "sndMsgContent", "msgContent": message},
-                shared_msg_id=shared,
-            )
-            g.prepared["requestSharedMsgId"] = shared
+        shared = self._request_item(user, "group", g.group_id, g.prepared, message)
         self.join(
             user,
             r,

@@ -193,16 +193,7 @@ class Receiver(ServiceCommands):
         welcome = None if req.welcome_seen else link.settings.get("autoReply")
         if link.settings.get("businessAddress"):
             return self._accept_business(user, link, req, prow, welcome, announce)
-        conn = self.new_conn(
-            user,
-            "contact",
-            "accepted",
-            via_user_contact_link=link.link_id,
-            x_contact_id=req.x_contact_id,
-            custom_user_profile_id=incognito_id,
-        )
-        conn.peer = req.reply_conn
-        conn.welcome = copy.deepcopy(welcome) if isinstance(welcome, dict) else None
+        conn = self._accepted_conn(user, "contact", link, req, welcome, incognito_id)
         c = self.new_contact(user, prow, conn_id=conn.conn_id, used=True)
         conn.contact_id = c.contact_id
         if announce:
@@ -213,16 +204,7 @@ class Receiver(ServiceCommands):
                     "contact": self.contact_json(c),
                 }
             )
-        if req.message is not None:
-            item = self.new_item(
-                user,
-                "direct",
-                c.contact_id,
-                "directRcv",
-                {"type": "rcvMsgContent", "msgContent": copy.deepcopy(req.message)},
-                shared_msg_id=req.request_shared_msg_id,
-            )
-            self._new_items_event(user, [item])
+        self._request_message(user, req, "direct", c.contact_id)
         self.send_on(
             conn,
             {
@@ -256,15 +238,7 @@ class Receiver(ServiceCommands):
             "businessId": self.membership(g).member_id,
             "customerId": customer_id,
         }
-        conn = self.new_conn(
-            user,
-            "member",
-            "accepted",
-            via_user_contact_link=link.link_id,
-            x_contact_id=req.x_contact_id,
-        )
-        conn.peer = req.reply_conn
-        conn.welcome = copy.deepcopy(welcome) if isinstance(welcome, dict) else None
+        conn = self._accepted_conn(user, "member", link, req, welcome)
         m = self.new_member(
             user,
             g.group_id,
@@ -285,17 +259,7 @@ class Receiver(ServiceCommands):
                     "groupInfo": self.group_json(g),
                 }
             )
-        if req.message is not None:
-            item = self.new_item(
-                user,
-                "group",
-                g.group_id,
-                "groupRcv",
-                {"type": "rcvMsgContent", "msgContent": copy.deepcopy(req.message)},
-                sender_member_id=m.group_member_id,
-                shared_msg_id=req.request_shared_msg_id,
-            )
-            self._new_items_event(user, [item])
+        self._request_message(user, req, "group", g.group_id, m.group_member_id)
         self.send_on(
             conn,
             {
@@ -311,6 +275,50 @@ class Receiver(ServiceCommands):
             },
         )
         return g
+
+    def _accepted_conn(
+        self,
+        user: UserRow,
+        conn_type: str,
+        link: LinkRow,
+        req: RequestRow,
+        welcome: Any,
+        incognito_id: int | None = None,
+    ) -> ConnRow:
+        """The connection of an accepted request: to its sender, with the welcome to send."""
+        conn = self.new_conn(
+            user,
+            conn_type,
+            "accepted",
+            via_user_contact_link=link.link_id,
+            x_contact_id=req.x_contact_id,
+            custom_user_profile_id=incognito_id,
+        )
+        conn.peer = req.reply_conn
+        conn.welcome = copy.deepcopy(welcome) if isinstance(welcome, dict) else None
+        return conn
+
+    def _request_message(
+        self,
+        user: UserRow,
+        req: RequestRow,
+        chat_type: str,
+        chat_id: int,
+        sender_member_id: int | None = None,
+    ) -> None:
+        """The message sent with an accepted request, as a received item of the new chat."""
+        if req.message is None:
+            return
+        item = self.new_item(
+            user,
+            chat_type,
+            chat_id,
+            f"{chat_type}Rcv",
+            {"type": "rcvMsgContent", "msgContent": copy.deepcopy(req.message)},
+            sender_member_id=sender_member_id,
+            shared_msg_id=req.request_shared_msg_id,
+        )
+        self._new_items_event(user, [item])
 
     def _member_info(self, m: MemberRow) -> JSON:
         return {
