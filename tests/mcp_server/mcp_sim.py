@@ -9,6 +9,7 @@ on 127.0.0.1 (port 0). Nothing here sleeps: waits are on events, bounded by the 
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -84,6 +85,61 @@ def text_of_item(chat_item: Mapping[str, Any]) -> str:
     content = chat_item.get("content", {}).get("msgContent", {})
     text = content.get("text") if isinstance(content, Mapping) else None
     return text if isinstance(text, str) else ""
+
+
+#: One formatted fragment of a received message: the ``format`` type (``None`` for plain text)
+#: and the fragment's text.
+Fragment = tuple[str | None, str]
+
+
+def formatted_lines(chat_item: Mapping[str, Any]) -> list[list[Fragment]]:
+    """The item's ``formattedText`` as the app receives it, line by line.
+
+    The chat core parses every message text into ``formattedText`` (the simulator with the
+    core's Markdown rules): the fragments an app renders, where a ``command`` is tappable and a
+    ``simplexLink`` or ``uri`` opens something. A text without any formatting has none, and is
+    one plain fragment per line. Fragments never span lines; the line breaks sit in plain ones.
+    """
+    text = text_of_item(chat_item)
+    fragments = chat_item.get("formattedText")
+    if fragments is None:
+        return [[(None, line)] if line else [] for line in text.split("\n")]
+    lines: list[list[Fragment]] = [[]]
+    for fragment in fragments:
+        fmt = fragment.get("format")
+        kind = fmt.get("type") if isinstance(fmt, Mapping) else None
+        for n, part in enumerate(str(fragment["text"]).split("\n")):
+            if n:
+                assert kind is None, f"a {kind} fragment spans lines"
+                lines.append([])
+            if part:
+                lines[-1].append((kind, part))
+    return lines
+
+
+@functools.cache
+def _notes() -> tuple[SimUser, int]:
+    """A user alone in a group of a simulated network, to send texts in."""
+    user = SimNetwork(seed=0).add_user("app")
+    created = user.command(
+        f"/_group {user.user_id} " + json.dumps({"displayName": "notes", "fullName": ""})
+    )
+    return user, int(created["groupInfo"]["groupId"])
+
+
+def core_formatted_lines(text: str) -> list[list[Fragment]]:
+    """The ``formattedText`` the chat core gives a message with ``text``, line by line.
+
+    For unit tests of texts the server writes into chats: the text is sent in a group of one
+    on a simulated network, whose chat item carries the core's ``formattedText`` (the same on
+    every side of the chat), read with :func:`formatted_lines`.
+    """
+    user, group_id = _notes()
+    message = [{"msgContent": {"type": "text", "text": text}}]
+    sent = user.command(f"/_send #{group_id} json {json.dumps(message)}")
+    item: dict[str, Any] = sent["chatItems"][0]["chatItem"]
+    assert text_of_item(item) == text
+    return formatted_lines(item)
 
 
 def item_id(chat_item: Mapping[str, Any]) -> int:

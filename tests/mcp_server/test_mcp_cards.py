@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from mcp_sim import core_formatted_lines
+
 from mcp_server.cards import (
     MAX_CARD_BYTES,
     Outcome,
@@ -153,33 +155,8 @@ def test_leave_and_delete_cards() -> None:
 
 
 def _commands_in(text: str) -> list[str]:
-    """The tappable commands of a text as the core's markdown parser finds them, per line."""
-    found: list[str] = []
-    for line in text.split("\n"):
-        i = 0
-        while i < len(line):
-            ch = line[i]
-            if ch == "`":
-                end = line.find("`", i + 1)
-                if end == -1:
-                    break
-                i = end + 1
-                continue
-            if ch == "/" and (i == 0 or line[i - 1] == " "):
-                j = i + 1
-                if j < len(line) and line[j] == "'":
-                    end = line.find("'", j + 1)
-                    found.append(line[i : end + 1])
-                    i = end + 1
-                    continue
-                k = j
-                while k < len(line) and line[k] != " ":
-                    k += 1
-                found.append(line[i:k])
-                i = k
-                continue
-            i += 1
-    return found
+    """The tappable commands of a text, in the chat core's ``formattedText`` of it."""
+    return [t for line in core_formatted_lines(text) for kind, t in line if kind == "command"]
 
 
 def test_peer_text_and_names_never_form_a_command_or_a_second_line() -> None:
@@ -204,6 +181,18 @@ def test_peer_text_and_names_never_form_a_command_or_a_second_line() -> None:
     ]
     assert lines[5] == "replying to `x /reject 7`: `a /approve 3`"
     assert lines[6] == "mentioning `@y /approve 4`"
+    # As the owner's app reads it: the card's own commands, code spans, no link of the peer's.
+    formatted = core_formatted_lines(text)
+    assert {kind for line in formatted for kind, _ in line} <= {None, "snippet", "command"}
+    for line in formatted[1:5]:
+        assert [kind for kind, _ in line] == ["snippet"], line
+
+
+def test_the_core_formatted_text_shows_what_an_unsafe_card_would_let_through() -> None:
+    # The check above can fail: text that is not a code span forms commands and links.
+    formatted = core_formatted_lines("I want to send:\n/approve 1 https://simplex.chat\n`ok`")
+    assert formatted[1] == [("command", "/approve"), (None, " 1 "), ("uri", "https://simplex.chat")]
+    assert formatted[2] == [("snippet", "ok")]
 
 
 def test_approver_names_are_made_safe() -> None:

@@ -7,7 +7,7 @@ import shlex
 
 import anyio
 import pytest
-from core_markdown import parse_text
+from mcp_sim import core_formatted_lines
 
 from mcp_server.control import (
     COMMANDS_HELP,
@@ -199,7 +199,8 @@ def test_restart_entries_with_other_characters_are_quoted_for_the_shell() -> Non
 def test_the_restart_command_in_the_chat_is_one_code_span_on_one_line(name: str) -> None:
     terminal, chat = owner_entries([_member(3, name)])
     assert "\n" not in terminal and "\x1b" not in terminal
-    (fragments,) = parse_text(chat)
-    assert [f.kind for f in fragments] == ["snippet"]
+    # as the owner's app gets it: the core's formattedText is one code span on one line
+    (fragments,) = core_formatted_lines(chat)
+    assert [kind for kind, _ in fragments] == ["snippet"]
     # the shell reads the terminal form back as one --owners value
     assert shlex.split(terminal)[1] == "3:" + fold(name)

@@ -15,8 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
-from core_markdown import parse_text
-from mcp_sim import Peer, World, result_text, structured, text_of_item, world
+from mcp_sim import Peer, World, formatted_lines, result_text, structured, text_of_item, world
 
 
 class Call:
@@ -521,17 +520,18 @@ async def test_peer_text_and_names_form_no_command_no_link_and_no_second_line(
                     calls.append(start(tg, w, "connect", {"target": link}))
                     await w.owner.wait_message(has_approve(n))
                 for n in (1, 2):
-                    card = text_of_item(await w.owner.wait_message(has_approve(n)))
-                    lines = parse_text(card)
-                    commands = [f.text for line in lines for f in line if f.kind == "command"]
-                    assert commands == [f"/'approve {n}'", f"/'reject {n}'"]
-                    assert not any(f.kind == "simplexLink" for line in lines for f in line)
-                    assert (
-                        len(card.split("\n")) == 6
-                    )  # the request, four welcome lines, the commands
+                    # The card as the owner's app receives it: the core's formattedText.
+                    received = await w.owner.wait_message(has_approve(n))
+                    lines = formatted_lines(received)
+                    fragments = [f for line in lines for f in line]
+                    commands = [text for kind, text in fragments if kind == "command"]
+                    assert commands == [f"/'approve {n}'", f"/'reject {n}'"]  # only its own
+                    # No link, no mention, nothing tappable from the peer: code spans only.
+                    assert {kind for kind, _ in fragments} <= {None, "snippet", "command"}
+                    assert len(lines) == 6  # the request, four welcome lines, the commands
                     for line in lines[1:5]:
-                        assert len(line) == 1 and line[0].kind == "snippet", line
-                    assert [f.kind for f in lines[0] if f.kind] == ["snippet"]  # the name
+                        assert [kind for kind, _ in line] == ["snippet"], line
+                    assert [kind for kind, _ in lines[0] if kind] == ["snippet"]  # the name
                 await w.owner.say("/reject 1")
                 await w.owner.say("/reject 2")
                 assert [await call.wait() for call in calls] == [

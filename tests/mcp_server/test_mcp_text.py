@@ -7,6 +7,7 @@ import shlex
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from mcp_sim import core_formatted_lines
 
 from mcp_server.text import (
     ChatRef,
@@ -128,7 +129,8 @@ def test_folded_text_is_one_line_and_name_md_never_forms_a_command(text: str) ->
 
 @given(st.text())
 def test_every_code_span_line_is_a_snippet_for_the_core_parser(text: str) -> None:
-    for line in text_lines_md(text):
+    lines = text_lines_md(text)
+    for line in lines:
         if not line:
             continue
         assert line.startswith("`")
@@ -138,6 +140,10 @@ def test_every_code_span_line_is_a_snippet_for_the_core_parser(text: str) -> Non
         assert content[:1] != " "
         assert content[-1:] != " "
         assert "\n" not in content
+    if any(lines):
+        # in the chat core's formattedText of the card lines, each one is a single code span
+        for line, formatted in zip(lines, core_formatted_lines("\n".join(lines)), strict=True):
+            assert [kind for kind, _ in formatted] == (["snippet"] if line else [])
 
 
 @pytest.mark.parametrize(
