@@ -634,9 +634,13 @@ class Agent:
         self.log.line(line)
         self._spawn(self._post_notice, text)
 
-    async def _post_notice(self, text: str) -> None:
+    async def _post_notice(self, text: str, *, when_lost: bool = False) -> None:
+        """Post in the agent control chat (``when_lost``: even once it is lost); a refusal is
+        logged."""
+        if self.control is None or (self.lost and not when_lost):
+            return
         try:
-            await self._reply(text)
+            await self.control.post(text)
         except CoreError as exc:
             self.log.error(
                 f"Could not post in the agent control chat: {chat_error_text(exc.chat_error)}"
@@ -677,12 +681,8 @@ class Agent:
         name = fold(ControlChat.member_name(member))
         head = f"joined (member {member.get('groupMemberId')}). Restart the server with"
         self.log.line(f"{name} {head} {terminal}")
-        try:
-            await self.control.post(f"{name_md(ControlChat.member_name(member))} {head} {chat}")
-        except CoreError as exc:
-            self.log.error(
-                f"Could not post in the agent control chat: {chat_error_text(exc.chat_error)}"
-            )
+        text = f"{name_md(ControlChat.member_name(member))} {head} {chat}"
+        await self._post_notice(text, when_lost=True)
 
     async def _observer_joined(self, member_id: int) -> None:
         """A human joined by the observer link (--owners without a list)."""

@@ -375,13 +375,7 @@ class ControlChat:
             full = conn.get("connFullLink")
             if isinstance(full, str):
                 return full
-        raise CoreError(
-            {
-                "type": "error",
-                "errorType": {"type": "internalError", "message": "no group link in the response"},
-            },
-            response=response,
-        )
+        raise _internal_error("no group link in the response", response)
 
     async def set_role(self, member_id: int, role: str) -> None:
         """Set one member's role (one member per call)."""
@@ -411,15 +405,17 @@ class ControlChat:
             item = meta.get("itemId") if isinstance(meta, Mapping) else None
             if isinstance(item, int):
                 return item
-        raise CoreError(
-            {
-                "type": "error",
-                "errorType": {"type": "internalError", "message": "no item in the response"},
-            },
-            response=response,
-        )
+        raise _internal_error("no item in the response", response)
 
     async def edit(self, item: int, text: str) -> None:
         """Edit a card (the commands are removed by the new text)."""
         update = {"msgContent": {"type": "text", "text": text}, "mentions": {}}
         await self._command(f"/_update item {self.ref} {item} json {dumps(update)}")
+
+
+def _internal_error(message: str, response: Mapping[str, Any]) -> CoreError:
+    """The error for a core response that lacks what the command returns."""
+    return CoreError(
+        {"type": "error", "errorType": {"type": "internalError", "message": message}},
+        response=response,
+    )

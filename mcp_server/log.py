@@ -95,36 +95,42 @@ def _simplex_domain_name(value: Any) -> str:
     return ".".join([*parts, domain, *([tld] if isinstance(tld, str) else [])])
 
 
+def _broker_kind(broker_err: Mapping[str, Any]) -> str | None:
+    """What a BROKER error is, as the wording tables tell them apart: ``TIMEOUT``, ``NETWORK``,
+    ``FINGERPRINT`` (a network error for an unknown CA), ``HOST``, ``VERSION`` or ``None``."""
+    tag = _tag(broker_err)
+    if tag == "NETWORK" and _tag(broker_err.get("networkError")) == "unknownCAError":
+        return "FINGERPRINT"
+    if tag in ("TIMEOUT", "NETWORK", "HOST"):
+        return tag
+    if tag == "TRANSPORT" and _tag(broker_err.get("transportErr")) == "version":
+        return "VERSION"
+    return None
+
+
 def _broker_text(broker_err: Mapping[str, Any], host: str) -> str | None:
     """Connection errors of a server (BROKER), as the apps word them."""
-    tag = _tag(broker_err)
-    if tag == "TIMEOUT":
-        return (
-            f"Connection timeout: Please check your network connection with {host} and try again."
-        )
-    if tag == "NETWORK":
-        if _tag(broker_err.get("networkError")) == "unknownCAError":
-            return f"Connection error: Fingerprint in server address does not match certificate: {host}."
-        return f"Connection error: Please check your network connection with {host} and try again."
-    if tag == "HOST":
-        return f"Connection error: Server address is incompatible with network settings: {host}."
-    if tag == "TRANSPORT" and _tag(broker_err.get("transportErr")) == "version":
-        return f"Connection error: Server version is incompatible with your app: {host}."
-    return None
+    return {
+        "TIMEOUT": f"Connection timeout: Please check your network connection with {host} and try again.",
+        "NETWORK": f"Connection error: Please check your network connection with {host} and try again.",
+        "FINGERPRINT": f"Connection error: Fingerprint in server address does not match certificate: {host}.",
+        "HOST": f"Connection error: Server address is incompatible with network settings: {host}.",
+        "VERSION": f"Connection error: Server version is incompatible with your app: {host}.",
+    }.get(_broker_kind(broker_err) or "")
 
 
 def _proxy_broker_text(broker_err: Mapping[str, Any], host: str) -> str | None:
     """Errors of the forwarding server (SMP PROXY BROKER)."""
-    tag = _tag(broker_err)
-    if tag in ("TIMEOUT", "NETWORK"):
-        if tag == "NETWORK" and _tag(broker_err.get("networkError")) == "unknownCAError":
-            return f"Private routing error: Fingerprint in forwarding server address does not match certificate: {host}."
-        return f"Private routing error: Error connecting to forwarding server {host}. Please try later."
-    if tag == "HOST":
-        return f"Private routing error: Forwarding server address is incompatible with network settings: {host}."
-    if tag == "TRANSPORT" and _tag(broker_err.get("transportErr")) == "version":
-        return f"Private routing error: Forwarding server version is incompatible with network settings: {host}."
-    return None
+    unreachable = (
+        f"Private routing error: Error connecting to forwarding server {host}. Please try later."
+    )
+    return {
+        "TIMEOUT": unreachable,
+        "NETWORK": unreachable,
+        "FINGERPRINT": f"Private routing error: Fingerprint in forwarding server address does not match certificate: {host}.",
+        "HOST": f"Private routing error: Forwarding server address is incompatible with network settings: {host}.",
+        "VERSION": f"Private routing error: Forwarding server version is incompatible with network settings: {host}.",
+    }.get(_broker_kind(broker_err) or "")
 
 
 def _relay_text(proxy_err: Mapping[str, Any], proxy: str, relay: str) -> str | None:
@@ -137,24 +143,22 @@ def _relay_text(proxy_err: Mapping[str, Any], proxy: str, relay: str) -> str | N
     inner = _obj(protocol_err.get("proxyErr"))
     if inner is None:
         return None
+    unreachable = f"Private routing error: Forwarding server {proxy} failed to connect to destination server {relay}. Please try later."
     inner_tag = _tag(inner)
     if inner_tag == "NO_SESSION":
-        return f"Private routing error: Forwarding server {proxy} failed to connect to destination server {relay}. Please try later."
+        return unreachable
     if inner_tag != "BROKER":
         return None
     broker_err = _obj(inner.get("brokerErr"))
     if broker_err is None:
         return None
-    tag = _tag(broker_err)
-    if tag in ("TIMEOUT", "NETWORK"):
-        if tag == "NETWORK" and _tag(broker_err.get("networkError")) == "unknownCAError":
-            return f"Private routing error: Fingerprint in destination server address does not match certificate: {relay}."
-        return f"Private routing error: Forwarding server {proxy} failed to connect to destination server {relay}. Please try later."
-    if tag == "HOST":
-        return f"Private routing error: Destination server address of {relay} is incompatible with forwarding server {proxy} settings."
-    if tag == "TRANSPORT" and _tag(broker_err.get("transportErr")) == "version":
-        return f"Private routing error: Destination server version of {relay} is incompatible with forwarding server {proxy}."
-    return None
+    return {
+        "TIMEOUT": unreachable,
+        "NETWORK": unreachable,
+        "FINGERPRINT": f"Private routing error: Fingerprint in destination server address does not match certificate: {relay}.",
+        "HOST": f"Private routing error: Destination server address of {relay} is incompatible with forwarding server {proxy} settings.",
+        "VERSION": f"Private routing error: Destination server version of {relay} is incompatible with forwarding server {proxy}.",
+    }.get(_broker_kind(broker_err) or "")
 
 
 def _smp_text(smp_err: Mapping[str, Any], host: str) -> str | None:
