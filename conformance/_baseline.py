@@ -74,8 +74,33 @@ class BaselineError(ValueError):
     """A baseline file is unreadable or malformed (the command line exits 64)."""
 
 
+class _Entry:
+    """What the two kinds of entry share: an ID that names runs, an issue, a last day."""
+
+    __slots__ = ()
+
+    id: str
+    issue: str | None
+    until: dt.date | None
+
+    def covers(self, run: CheckRun) -> bool:
+        """Whether this entry names ``run``."""
+        return _covers(self.id, run)
+
+    def expired(self, today: dt.date) -> bool:
+        """Whether the waiver's last day is before ``today``."""
+        return self.until is not None and self.until < today
+
+    def _with_issue_and_until(self, out: dict[str, Any]) -> dict[str, Any]:
+        if self.issue:
+            out["issue"] = self.issue
+        if self.until:
+            out["until"] = self.until.isoformat()
+        return out
+
+
 @dataclass(frozen=True, slots=True)
-class BaselineEntry:
+class BaselineEntry(_Entry):
     """An expected failure.
 
     Attributes:
@@ -90,25 +115,13 @@ class BaselineEntry:
     issue: str | None = None
     until: dt.date | None = None
 
-    def covers(self, run: CheckRun) -> bool:
-        """Whether this entry names ``run``."""
-        return _covers(self.id, run)
-
-    def expired(self, today: dt.date) -> bool:
-        """Whether the waiver's last day is before ``today``."""
-        return self.until is not None and self.until < today
-
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "reason": self.reason}
-        if self.issue:
-            out["issue"] = self.issue
-        if self.until:
-            out["until"] = self.until.isoformat()
-        return out
+        return self._with_issue_and_until(out)
 
 
 @dataclass(frozen=True, slots=True)
-class FlakyEntry:
+class FlakyEntry(_Entry):
     """A check that may fail now and then; retried up to ``retries`` times."""
 
     id: str
@@ -117,21 +130,9 @@ class FlakyEntry:
     issue: str | None = None
     until: dt.date | None = None
 
-    def covers(self, run: CheckRun) -> bool:
-        """Whether this entry names ``run``."""
-        return _covers(self.id, run)
-
-    def expired(self, today: dt.date) -> bool:
-        """Whether the waiver's last day is before ``today``."""
-        return self.until is not None and self.until < today
-
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "retries": self.retries, "reason": self.reason}
-        if self.issue:
-            out["issue"] = self.issue
-        if self.until:
-            out["until"] = self.until.isoformat()
-        return out
+        return self._with_issue_and_until(out)
 
 
 def _covers(entry_id: str, run: CheckRun) -> bool:

@@ -22,8 +22,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
-import anyio
-
 from simplex_protocols._clock import Clock
 from simplex_protocols._wire import WireJSONError, dumps, loads
 from simplex_protocols.core import (
@@ -36,6 +34,7 @@ from simplex_protocols.core import (
 )
 from simplex_protocols.errors import CoreError
 from simplex_protocols.rpc import SigningKey
+from simplex_protocols.transports._common import run_until
 
 __all__ = [
     "BudgetExceeded",
@@ -70,23 +69,7 @@ async def until(
 ) -> tuple[bool, T | None]:
     """Run ``func`` for at most ``seconds`` of ``clock``: ``(True, result)`` when it returned,
     ``(False, None)`` when the time ran out first (``func`` was cancelled)."""
-    result: list[T] = []
-    errors: list[Exception] = []
-    async with anyio.create_task_group() as tg:
-
-        async def timer() -> None:
-            await clock.sleep(max(0.0, seconds))
-            tg.cancel_scope.cancel()
-
-        tg.start_soon(timer)
-        try:
-            result.append(await func())
-        except Exception as exc:
-            errors.append(exc)
-        tg.cancel_scope.cancel()
-    if errors:
-        raise errors[0]
-    return (True, result[0]) if result else (False, None)
+    return await run_until(clock, clock.now() + seconds, func)
 
 
 @dataclass(slots=True)

@@ -26,6 +26,7 @@ from simplex_protocols.rpc import (
     ServiceErrorBody,
     ServiceRequest,
     ServiceResponse,
+    ServiceSize,
     SigningKey,
     check_request_key,
     check_service_size,
@@ -132,10 +133,10 @@ def classify_error(value: Any, args: Mapping[str, Any]) -> Any:
     }
 
 
-@op("rpc.padded_size")
-def padded_size(value: Any, args: Mapping[str, Any]) -> Any:
-    """Sizes of an envelope (its JSON text as the core writes it) against both limits."""
-    size = check_service_size(
+def envelope_size(value: Any, args: Mapping[str, Any]) -> ServiceSize:
+    """:func:`check_service_size` of an envelope with the case's ``kind`` (default
+    ``response``), ``signed`` and ``reply_queue_info_bytes``."""
+    return check_service_size(
         value,
         kind=args.get("kind", "response"),
         signed=bool(args.get("signed", False)),
@@ -143,6 +144,12 @@ def padded_size(value: Any, args: Mapping[str, Any]) -> Any:
             args.get("reply_queue_info_bytes", PRESET_REPLY_QUEUE_INFO_BYTES)
         ),
     )
+
+
+@op("rpc.padded_size")
+def padded_size(value: Any, args: Mapping[str, Any]) -> Any:
+    """Sizes of an envelope (its JSON text as the core writes it) against both limits."""
+    size = envelope_size(value, args)
     return {
         "json_bytes": size.json_bytes,
         "padded_bytes": size.padded_bytes,

@@ -16,9 +16,9 @@ from typing import Any
 
 from simplex_protocols.errors import ParseError
 from simplex_protocols.limits import MAX_SERVICE_JSON_BYTES
-from simplex_protocols.rpc import PRESET_REPLY_QUEUE_INFO_BYTES, check_service_size
 
 from . import op
+from .rpc import envelope_size
 
 __all__: list[str] = []
 
@@ -26,14 +26,7 @@ __all__: list[str] = []
 @op("sizes.check_recommended")
 def check_recommended(value: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     """Sizes of an envelope, refused over the recommendation or the padded limit."""
-    size = check_service_size(
-        value,
-        kind=args.get("kind", "response"),
-        signed=bool(args.get("signed", False)),
-        reply_queue_info_bytes=int(
-            args.get("reply_queue_info_bytes", PRESET_REPLY_QUEUE_INFO_BYTES)
-        ),
-    )
+    size = envelope_size(value, args)
     if not size.within_recommended:
         # RPC-LIM-3: a request's or response's JSON stays at or under 10,000 bytes.
         raise ParseError(
