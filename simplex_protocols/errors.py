@@ -13,6 +13,7 @@ catch them.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Mapping
 from typing import Any
 
@@ -233,8 +234,45 @@ class RequestKeyMismatchError(RemoteProtocolError):
         self.signer_key = signer_key
 
 
+#: The default ``KeyFileError.code`` of an ``errno``.
+_KEY_FILE_CODES: Mapping[int, str] = {
+    errno.ENOENT: "missing",
+    errno.EEXIST: "exists",
+    errno.EPERM: "unsafe_permissions",
+    errno.EINVAL: "malformed",
+    errno.EFBIG: "malformed",
+    errno.ELOOP: "malformed",
+    errno.ENOTDIR: "malformed",
+    errno.EISDIR: "malformed",
+    errno.EACCES: "unreadable",
+}
+
+
 class KeyFileError(SimplexError, OSError):
-    """A signing key file is missing, unreadable, malformed or has unsafe permissions."""
+    """A signing key file (or the MCP request-state secret, or their folder) is missing,
+    unreadable, malformed or has unsafe permissions.
+
+    An ``OSError``: built and caught as one, with ``errno``, ``strerror`` and ``filename``.
+    Attributes: ``code``, stable, to branch on without reading ``errno``:
+
+    - ``"missing"``: the file does not exist (``ENOENT``);
+    - ``"exists"``: a key file the responder already has is never overwritten (``EEXIST``);
+    - ``"unsafe_permissions"``: group or others can access the file or the folder (``EPERM``;
+      ``chmod 600`` / ``chmod 700`` fixes it);
+    - ``"malformed"``: not what it must be: contents that are not a key or secret, a file that
+      is too large, not a regular file, a symbolic link, a folder path that is a file
+      (``EINVAL``, ``EFBIG``, ``ELOOP``, ``ENOTDIR``, ``EISDIR``);
+    - ``"unreadable"``: the system refuses access (``EACCES``);
+    - ``"unusable"``: any other system error (``errno`` says which).
+
+    ``code`` is a keyword argument; without it, it follows from ``errno`` as listed.
+    """
+
+    def __init__(self, *args: Any, code: str | None = None) -> None:
+        super().__init__(*args)
+        if code is None:
+            code = _KEY_FILE_CODES.get(self.errno, "unusable") if self.errno else "unusable"
+        self.code: str = code
 
 
 class DataFolderError(SimplexError, OSError):

@@ -34,12 +34,15 @@ def _read(path: Path) -> bytes:
     try:
         secret = bytes.fromhex(data.decode("ascii").strip())
     except (UnicodeDecodeError, ValueError):
-        raise KeyFileError(errno.EINVAL, "the file does not hold a hex secret", str(path)) from None
+        raise KeyFileError(
+            errno.EINVAL, "the file does not hold a hex secret", str(path), code="malformed"
+        ) from None
     if len(secret) < MIN_SECRET_BYTES:
         raise KeyFileError(
             errno.EINVAL,
             f"the secret is {len(secret)} bytes; at least {MIN_SECRET_BYTES} are needed",
             str(path),
+            code="malformed",
         )
     return secret
 
@@ -65,9 +68,10 @@ def load_or_create_secret(
         The secret (``nbytes`` bytes for a new file; whatever the file holds otherwise).
 
     Raises:
-        KeyFileError: the file is accessible to group or others, is not a regular file, does
-            not hold a hex secret of at least 32 bytes, or cannot be read or created (an
-            ``OSError`` whose ``errno`` and ``filename`` say what and where).
+        KeyFileError: the file is accessible to group or others (``code``
+            ``unsafe_permissions``), is not a regular file or does not hold a hex secret of at
+            least 32 bytes (``malformed``), or cannot be read or created (an ``OSError`` whose
+            ``errno`` and ``filename`` say what and where).
         ValueError: ``nbytes`` is below 32.
     """
     if nbytes < MIN_SECRET_BYTES:

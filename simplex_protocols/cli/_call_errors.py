@@ -150,7 +150,11 @@ def failure_of(exc: BaseException) -> Failure:
     if isinstance(exc, CallFormatError | CommandArgumentError):
         return Failure(ExitCode.USAGE, str(exc))
     if isinstance(exc, KeyFileError):
-        return Failure(ExitCode.UNAVAILABLE, f"the key folder cannot be used: {exc}")
+        return Failure(
+            ExitCode.UNAVAILABLE,
+            f"the key folder cannot be used: {exc}",
+            detail={"keyFile": exc.code},
+        )
     if isinstance(exc, CoreConnectionError):
         return Failure(ExitCode.UNAVAILABLE, f"the chat core cannot be used: {exc}")
     if isinstance(exc, CoreError):

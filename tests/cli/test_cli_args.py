@@ -344,6 +344,11 @@ def test_every_failure_has_its_exit_status(exc: BaseException, status: int) -> N
     assert failure.message
 
 
+def test_a_key_file_failure_names_its_code() -> None:
+    failure = failure_of(KeyFileError(1, "the key folder is accessible to others", "/k"))
+    assert failure.to_json()["keyFile"] == "unsafe_permissions"
+
+
 @pytest.mark.parametrize(
     ("code", "status"),
     [
