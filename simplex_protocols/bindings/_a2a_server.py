@@ -875,6 +875,24 @@ class A2ABinding:
             "error": {"code": -32603, "message": _OVERSIZE_MESSAGE},
         }
 
+    def internal_error(
+        self, request: Mapping[str, Any] | None, reason: str
+    ) -> dict[str, Any] | None:
+        """The answer to a call the bot could not finish: the executor failed, or the bot is
+        shutting down while the call (a stream, perhaps) runs.
+
+        The SDK's ``InternalError`` (JSON-RPC -32603) with the request's ``id`` (``null`` when
+        it is not a string or an integer) and ``reason`` (at most 200 characters; the
+        transport's words, never an exception's) as its message; as the last reply it ends the
+        answer, a stream included (a JSON-RPC error is final). ``None`` for a notification,
+        which is never
+        answered (AMB-30), and for a request that could not be read (answered by
+        :meth:`parse_error`).
+        """
+        if not isinstance(request, Mapping) or "id" not in request:
+            return None
+        return _error(_request_id(request), InternalError(message=reason[:200] or "Internal error"))
+
     def is_final(self, request: Mapping[str, Any], message: Mapping[str, Any]) -> bool:
         """Whether ``message`` ends the answer to ``request``: see :func:`is_final_message`."""
         return is_final_message(request, message)

@@ -99,7 +99,29 @@ Emit = Callable[[dict[str, Any]], Awaitable[None]]
 
 @runtime_checkable
 class Binding(Protocol):
-    """A protocol binding: the protocol's name, its versions, and how it answers requests."""
+    """A protocol binding: the protocol's name, its versions, and how it answers requests.
+
+    Besides the members below, a binding may define one optional method, which the
+    transports call when it is there (``internal_error_for`` in
+    :mod:`simplex_protocols.transports.chat`)::
+
+        def internal_error(
+            self, request: Mapping[str, Any] | None, reason: str
+        ) -> dict[str, Any] | None: ...
+
+    ``internal_error(request, reason)`` is the protocol's answer to a call the binding could
+    not finish: ``handle_chat`` raised, or the bot is shutting down while the call runs. The
+    transport sends it as the last reply, quoting the command, so the caller's wait ends
+    with an error instead of running out. ``request`` is the request as read (``None`` when it
+    could not be read, which :meth:`parse_error` has answered already); ``reason`` is the
+    transport's own words ("internal error", "the bot is shutting down"), never a handler's
+    exception text. Return ``None`` to send nothing, as for a JSON-RPC notification (AMB-30).
+    Without the method, the transports send the JSON-RPC error -32603 with the request's
+    ``id`` (and nothing for a request without one), which suits any JSON-RPC protocol; both
+    bindings of this package (``MCPBinding``, ``A2ABinding``) define it. It is not a member of
+    the protocol, so a binding without it still satisfies ``isinstance(b, Binding)``; a
+    wrapper around another binding should pass it on when the inner binding has it.
+    """
 
     @property
     def name(self) -> str:

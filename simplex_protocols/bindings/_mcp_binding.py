@@ -416,6 +416,12 @@ class MCPBinding:
         """The replacement for a reply over the size limit (see :func:`oversize_error`)."""
         return oversize_error(message)
 
+    def internal_error(
+        self, request: Mapping[str, Any] | None, reason: str
+    ) -> dict[str, Any] | None:
+        """The answer to a call the bot could not finish (see :func:`internal_error`)."""
+        return internal_error(request, reason)
+
     def is_final(self, request: Mapping[str, Any], message: Mapping[str, Any]) -> bool:
         """Whether ``message`` is the JSON-RPC response to ``request`` (see :func:`is_final`)."""
         return is_final(request, message)
@@ -631,6 +637,25 @@ def parse_error(raw_request: str, reason: str) -> dict[str, Any]:
     except ValueError:
         return _error(None, PARSE_ERROR, "Parse error", data)
     return _error(None, INVALID_REQUEST, "Invalid Request", data)
+
+
+def internal_error(request: Mapping[str, Any] | None, reason: str) -> dict[str, Any] | None:
+    """The answer to a request the bot could not finish: a handler failed, or the bot is
+    shutting down while the call runs.
+
+    A JSON-RPC error -32603 with the request's ``id`` (``null`` when it is not a string or an
+    integer) and ``reason`` (at most 200 characters; the transport's words, such as "internal
+    error" or "the bot is shutting down", never a handler's exception) as its message. It ends
+    the answer (MCP-MSG-2). ``None`` for a notification, which is never answered (AMB-30), and
+    for a request that could not be read (the transport answered it with :func:`parse_error`).
+    """
+    if not isinstance(request, Mapping) or "id" not in request:
+        return None
+    return _error(
+        as_request_id(request.get("id")),
+        INTERNAL_ERROR,
+        reason[:_MAX_REASON_CHARS] or "Internal error",
+    )
 
 
 def oversize_error(message: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 
 from ._mcp_binding import MCPBinding as MCPBinding
+from ._mcp_binding import internal_error as internal_error
 from ._mcp_binding import oversize_error as oversize_error
 from ._mcp_binding import parse_error as parse_error
 from ._mcp_caller import DEFAULT_REVISION as DEFAULT_REVISION
@@ -50,6 +51,7 @@ __all__ = [
     "caller_principal",
     "choose_revision",
     "continue_request",
+    "internal_error",
     "is_final",
     "load_or_create_secret",
     "needs_conversation",
