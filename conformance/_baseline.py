@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -342,11 +342,6 @@ def baseline_from_runs(
         new.setdefault(entry_id, BaselineEntry(id=entry_id, reason=reason))
     flaky = previous.flaky if previous is not None else ()
     return Baseline(expected_failures=(*kept, *new.values()), flaky=tuple(flaky))
-
-
-def entries_by_id(baseline: Baseline) -> Mapping[str, BaselineEntry]:
-    """The expected-failure entries by ID."""
-    return {e.id: e for e in baseline.expected_failures}
 
 
 def retry_flaky(

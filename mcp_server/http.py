@@ -248,9 +248,6 @@ class GuardedApp:
         for scope in list(self._open):
             scope.cancel()
 
-    def set_token(self, token: str) -> None:
-        self._expected = f"Bearer {token}".encode()
-
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return

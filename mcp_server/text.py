@@ -183,10 +183,6 @@ class ChatRef:
     def __str__(self) -> str:
         return f"{self.kind}{self.id}"
 
-    @property
-    def is_group(self) -> bool:
-        return self.kind == "#"
-
 
 _CHAT_REF_RE: Final = re.compile(rf"([@#])([0-9]{{1,{MAX_CHAT_REF_DIGITS}}})")
 

@@ -11,7 +11,7 @@ writes results).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -395,8 +395,3 @@ def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ContractError(f"{where} is a number")
     return float(value)
-
-
-def replies_json(replies: Sequence[ReportedReply]) -> list[dict[str, Any]]:
-    """The replies as the contract writes them."""
-    return [r.to_json() for r in replies]

@@ -376,11 +376,3 @@ def render_a2a(method: str, message: Mapping[str, Any]) -> list[str]:
                 )
         return lines
     return pretty(result).splitlines()
-
-
-def render_messages(
-    protocol: str, method: str, messages: Sequence[Mapping[str, Any]]
-) -> list[list[str]]:
-    """Each message rendered, in order."""
-    render = render_mcp if protocol == "mcp" else render_a2a
-    return [render(method, m) for m in messages]

@@ -444,12 +444,6 @@ class Database:
                 return m
         return None
 
-    def group_by_net_id(self, user_id: int, net_id: str) -> GroupRow | None:
-        for g in self.groups.values():
-            if g.user_id == user_id and g.net_id == net_id:
-                return g
-        return None
-
     # ------------------------------------------------------------------ chat items
 
     def chat_index(self, chat_type: str, chat_id: int) -> ChatIndex | None:
