@@ -498,21 +498,19 @@ class Agent:
         ]
 
     def _on_contact_connected(self, contact: Mapping[str, Any]) -> None:
-        contact_id = contact.get("contactId")
-        conn_id = _obj(contact.get("activeConn")).get("connId")
-        for action in self._connect_actions():
-            conn = action.conn or {}
-            if conn.get("contact") == contact_id or ("pcc" in conn and conn.get("pcc") == conn_id):
-                action.chat = f"@{contact_id}"
-                self._mark_connected(action)
+        self._chat_connected("contact", "@", contact.get("contactId"), contact)
 
     def _on_user_joined_group(self, group_info: Mapping[str, Any], host: Mapping[str, Any]) -> None:
-        group_id = group_info.get("groupId")
-        conn_id = _obj(host.get("activeConn")).get("connId")
+        self._chat_connected("group", "#", group_info.get("groupId"), host)
+
+    def _chat_connected(self, key: str, sigil: str, chat_id: Any, peer: Mapping[str, Any]) -> None:
+        """The connect actions that wait for this chat (``conn[key]`` is its ID) or for the
+        peer's connection (``pcc``) are connected."""
+        conn_id = _obj(peer.get("activeConn")).get("connId")
         for action in self._connect_actions():
             conn = action.conn or {}
-            if conn.get("group") == group_id or ("pcc" in conn and conn.get("pcc") == conn_id):
-                action.chat = f"#{group_id}"
+            if conn.get(key) == chat_id or ("pcc" in conn and conn.get("pcc") == conn_id):
+                action.chat = f"{sigil}{chat_id}"
                 self._mark_connected(action)
 
     def _connect_collector(self, action: Action) -> ChatCollector | None:

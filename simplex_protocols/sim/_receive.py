@@ -94,6 +94,30 @@ class Receiver(ServiceCommands):
             sender_member_id=m.group_member_id if m is not None else None,
         )
 
+    def _report_group_event(
+        self,
+        user: UserRow,
+        g: GroupRow,
+        by: MemberRow | None,
+        item_event: JSON,
+        response_type: str,
+        members: dict[str, MemberRow],
+        **fields: Any,
+    ) -> None:
+        """A group event: its item (``item_event`` by ``by``), the ``response_type`` event
+        naming the user, the group, ``members`` (by key) and ``fields``, then the new item."""
+        item = self._group_event(user, g, by, item_event)
+        self.emit(
+            {
+                "type": response_type,
+                "user": self.user_json(user.user_id),
+                "groupInfo": self.group_json(g),
+                **{key: self.member_json(m) for key, m in members.items()},
+                **fields,
+            }
+        )
+        self._new_items_event(user, [item])
+
     def _new_items_event(self, user: UserRow, items: list[ItemRow]) -> None:
         if items:
             self.emit(
@@ -551,16 +575,9 @@ class Receiver(ServiceCommands):
 
     def _member_joined(self, user: UserRow, g: GroupRow, m: MemberRow) -> None:
         """A member we admitted (by our link or our invitation) is connected."""
-        item = self._group_event(user, g, m, {"type": "memberConnected"})
-        self.emit(
-            {
-                "type": "joinedGroupMember",
-                "user": self.user_json(user.user_id),
-                "groupInfo": self.group_json(g),
-                "member": self.member_json(m),
-            }
+        self._report_group_event(
+            user, g, m, {"type": "memberConnected"}, "joinedGroupMember", {"member": m}
         )
-        self._new_items_event(user, [item])
         if g.direct and g.business is None:
             others = self.member_conns(g, exclude=m.group_member_id)
             announce = {"t": "x.grp.mem.new", "member": self._member_info(m)}
@@ -701,16 +718,9 @@ class Receiver(ServiceCommands):
             self._member_joined(user, g, m)
             return
         m.status = "connected"
-        item = self._group_event(user, g, m, {"type": "memberConnected"})
-        self.emit(
-            {
-                "type": "connectedToGroupMember",
-                "user": self.user_json(user.user_id),
-                "groupInfo": self.group_json(g),
-                "member": self.member_json(m),
-            }
+        self._report_group_event(
+            user, g, m, {"type": "memberConnected"}, "connectedToGroupMember", {"member": m}
         )
-        self._new_items_event(user, [item])
 
     def on_history(self, conn: ConnRow, d: Delivery) -> None:
         gm = self._member_of(conn)
@@ -765,19 +775,16 @@ class Receiver(ServiceCommands):
                 "profile": rec.profile(self.db.profiles[target.profile_id]),
                 "role": to_role,
             }
-        item = self._group_event(user, g, by, event)
-        self.emit(
-            {
-                "type": "memberRole",
-                "user": self.user_json(user.user_id),
-                "groupInfo": self.group_json(g),
-                "byMember": self.member_json(by),
-                "member": self.member_json(target),
-                "fromRole": from_role,
-                "toRole": to_role,
-            }
+        self._report_group_event(
+            user,
+            g,
+            by,
+            event,
+            "memberRole",
+            {"byMember": by, "member": target},
+            fromRole=from_role,
+            toRole=to_role,
         )
-        self._new_items_event(user, [item])
 
     def on_mem_del(self, conn: ConnRow, d: Delivery) -> None:
         gm = self._member_of(conn)
@@ -791,18 +798,17 @@ class Receiver(ServiceCommands):
         with_messages = bool(d.body.get("withMessages"))
         target.status = "removed"
         if target.category == "user":
-            item = self._group_event(user, g, by, {"type": "userDeleted"})
-            self.emit(
-                {
-                    "type": "deletedMemberUser",
-                    "user": self.user_json(user.user_id),
-                    "groupInfo": self.group_json(g),
-                    "member": self.member_json(by),
-                    "withMessages": with_messages,
-                }
+            self._report_group_event(
+                user,
+                g,
+                by,
+                {"type": "userDeleted"},
+                "deletedMemberUser",
+                {"member": by},
+                withMessages=with_messages,
             )
         else:
-            item = self._group_event(
+            self._report_group_event(
                 user,
                 g,
                 by,
@@ -811,18 +817,10 @@ class Receiver(ServiceCommands):
                     "groupMemberId": target.group_member_id,
                     "profile": rec.profile(self.db.profiles[target.profile_id]),
                 },
+                "deletedMember",
+                {"byMember": by, "deletedMember": target},
+                withMessages=with_messages,
             )
-            self.emit(
-                {
-                    "type": "deletedMember",
-                    "user": self.user_json(user.user_id),
-                    "groupInfo": self.group_json(g),
-                    "byMember": self.member_json(by),
-                    "deletedMember": self.member_json(target),
-                    "withMessages": with_messages,
-                }
-            )
-        self._new_items_event(user, [item])
 
     def on_leave(self, conn: ConnRow, d: Delivery) -> None:
         gm = self._member_of(conn)
@@ -831,16 +829,7 @@ class Receiver(ServiceCommands):
         g, m = gm
         user = self._user_of(conn)
         m.status = "left"
-        item = self._group_event(user, g, m, {"type": "memberLeft"})
-        self.emit(
-            {
-                "type": "leftMember",
-                "user": self.user_json(user.user_id),
-                "groupInfo": self.group_json(g),
-                "member": self.member_json(m),
-            }
-        )
-        self._new_items_event(user, [item])
+        self._report_group_event(user, g, m, {"type": "memberLeft"}, "leftMember", {"member": m})
 
     def on_group_del(self, conn: ConnRow, d: Delivery) -> None:
         gm = self._member_of(conn)
@@ -849,16 +838,9 @@ class Receiver(ServiceCommands):
         g, by = gm
         user = self._user_of(conn)
         self.membership(g).status = "deleted"
-        item = self._group_event(user, g, by, {"type": "groupDeleted"})
-        self.emit(
-            {
-                "type": "groupDeleted",
-                "user": self.user_json(user.user_id),
-                "groupInfo": self.group_json(g),
-                "member": self.member_json(by),
-            }
+        self._report_group_event(
+            user, g, by, {"type": "groupDeleted"}, "groupDeleted", {"member": by}
         )
-        self._new_items_event(user, [item])
 
     def on_group_info(self, conn: ConnRow, d: Delivery) -> None:
         gm = self._member_of(conn)
