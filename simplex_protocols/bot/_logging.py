@@ -73,6 +73,11 @@ class ContentLoggingBinding:
 
     def __init__(self, inner: Binding) -> None:
         self.inner = inner
+        # The optional internal_error(request, reason) of the contract: offered only when the
+        # wrapped binding offers it, so the transports' fallback stays the same for both.
+        hook = getattr(inner, "internal_error", None)
+        if callable(hook):
+            self.internal_error = hook
 
     @property
     def name(self) -> str:

@@ -185,3 +185,30 @@ async def test_a_failing_serving_block_stops_at_once_and_still_answers(tmp_path:
         with anyio.fail_after(WAIT_S):
             await answered.wait()
     assert outcome["rpc"].code == "internal"
+
+
+def test_content_logging_keeps_the_bindings_internal_error_answer() -> None:
+    from simplex_protocols.bot._logging import ContentLoggingBinding
+    from simplex_protocols.transports import internal_error_for
+
+    class WithHook:
+        name = "x"
+        versions = ("1",)
+
+        def internal_error(self, request: Any, reason: str) -> dict[str, Any]:
+            return {"custom": reason}
+
+    class WithoutHook:
+        name = "y"
+        versions = ("1",)
+
+    request = {"jsonrpc": "2.0", "id": 3, "method": "m"}
+    wrapped = ContentLoggingBinding(WithHook())  # type: ignore[arg-type]
+    assert internal_error_for(wrapped, request, "stop") == {"custom": "stop"}  # type: ignore[arg-type]
+    plain = ContentLoggingBinding(WithoutHook())  # type: ignore[arg-type]
+    assert not hasattr(plain, "internal_error")
+    assert internal_error_for(plain, request, "stop") == {  # type: ignore[arg-type]
+        "jsonrpc": "2.0",
+        "id": 3,
+        "error": {"code": -32603, "message": "stop"},
+    }
