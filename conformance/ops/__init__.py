@@ -45,10 +45,16 @@ def op(name: str) -> Callable[[OpFunction], OpFunction]:
     return register
 
 
+_loaded = False
+
+
 def load_all() -> dict[str, OpFunction]:
-    """Import every operation module of this package and return the registry."""
-    for info in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{info.name}")
+    """Import every operation module of this package (once) and return the registry."""
+    global _loaded
+    if not _loaded:
+        for info in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{info.name}")
+        _loaded = True
     return OPS
 
 
