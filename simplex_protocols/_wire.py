@@ -45,6 +45,15 @@ class WireJSONError(ValueError):
         self.code = code
         self.position = position
 
+    @property
+    def syntax_code(self) -> str:
+        """:attr:`code`, with ``trailing_data`` read as ``not_json``.
+
+        For vocabularies that do not tell the two apart: the spec's vectors call any text that
+        is not exactly one JSON value ``not_json``.
+        """
+        return "not_json" if self.code == "trailing_data" else self.code
+
 
 def dumps(value: Any) -> str:
     """Encode a value as compact JSON text, UTF-8 characters unescaped, as the core writes it.
@@ -89,6 +98,22 @@ def _check_depth(value: Any, limit: int) -> None:
             stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
 
 
+# One decoder for each duplicate-key rule, built once: json.loads would build a new one on every
+# call that passes hooks. raw_decode (public API) tells where the value ends, so text after it
+# gets its own code instead of a message to match.
+_STRICT_KEYS: Final = json.JSONDecoder(
+    object_pairs_hook=_no_duplicates, parse_constant=_bad_constant, parse_float=_finite_float
+)
+_LENIENT_KEYS: Final = json.JSONDecoder(parse_constant=_bad_constant, parse_float=_finite_float)
+# The whitespace JSON allows around a value (RFC 8259 section 2), as json.loads skips it.
+_WHITESPACE: Final = re.compile(r"[ \t\n\r]*")
+
+
+def _skip_whitespace(text: str, pos: int) -> int:
+    match = _WHITESPACE.match(text, pos)
+    return match.end() if match is not None else pos
+
+
 # A \uD800-\uDFFF escape in the text: only then is it worth walking the decoded value for lone
 # surrogates (a valid pair decodes to one character and passes).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -98,10 +123,10 @@ def loads(text: str | bytes, *, allow_duplicate_keys: bool = False) -> Any:
     """Decode wire JSON strictly.
 
     Refused, with a :class:`WireJSONError` whose ``code`` says why: text that is not JSON
-    (``not_json``), bytes that are not UTF-8 (``not_utf8``), ``NaN`` and infinities, lone
-    surrogate escapes (``lone_surrogate``), duplicate object keys unless allowed
-    (``duplicate_key``), nesting deeper than :data:`MAX_JSON_DEPTH` (``too_deep``), and numbers
-    too large to represent (``bad_number``).
+    (``not_json``), a JSON value followed by more text (``trailing_data``), bytes that are not
+    UTF-8 (``not_utf8``), ``NaN`` and infinities, lone surrogate escapes (``lone_surrogate``),
+    duplicate object keys unless allowed (``duplicate_key``), nesting deeper than
+    :data:`MAX_JSON_DEPTH` (``too_deep``), and numbers too large to represent (``bad_number``).
 
     The checks cost little on ordinary input: the depth walk runs only when the text has more
     opening brackets than the depth limit, and the surrogate walk only when the text contains a
@@ -112,13 +137,9 @@ def loads(text: str | bytes, *, allow_duplicate_keys: bool = False) -> Any:
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise WireJSONError("not UTF-8", "not_utf8", exc.start) from None
+    decoder = _LENIENT_KEYS if allow_duplicate_keys else _STRICT_KEYS
     try:
-        value = json.loads(
-            text,
-            object_pairs_hook=None if allow_duplicate_keys else _no_duplicates,
-            parse_constant=_bad_constant,
-            parse_float=_finite_float,
-        )
+        value, end = decoder.raw_decode(text, _skip_whitespace(text, 0))
     except WireJSONError:
         raise
     except json.JSONDecodeError as exc:
@@ -129,6 +150,9 @@ def loads(text: str | bytes, *, allow_duplicate_keys: bool = False) -> Any:
         ) from None
     except ValueError as exc:
         raise WireJSONError(f"bad number or value: {exc}", "bad_number") from None
+    end = _skip_whitespace(text, end)
+    if end != len(text):
+        raise WireJSONError("text after the JSON value", "trailing_data", end)
     if text.count("[") + text.count("{") > MAX_JSON_DEPTH:
         _check_depth(value, MAX_JSON_DEPTH)
     if not text.isascii():

@@ -60,7 +60,15 @@ __all__ = [
 
 
 class SimplexError(Exception):
-    """Base of every error raised by simplex-protocols. Never raised itself."""
+    """Base of every error raised by simplex-protocols. Never raised itself.
+
+    Every class of the tree has a class attribute :attr:`code`: a stable, snake_case string to
+    branch on (docs/errors.md lists them). Where one class covers several problems, an
+    instance carries a more precise code of its own (a :class:`ParseError` says which rule the
+    input broke; a :class:`ServiceError` keeps the envelope's code).
+    """
+
+    code: str = "error"
 
 
 # --------------------------------------------------------------------------- protocol errors
@@ -69,9 +77,13 @@ class SimplexError(Exception):
 class ProtocolError(SimplexError):
     """A message breaks "Agent protocols over SimpleX"."""
 
+    code = "protocol_error"
+
 
 class LocalProtocolError(ProtocolError):
     """We were asked to build or send a message that breaks the spec."""
+
+    code = "local_protocol_error"
 
 
 class MessageTooLargeError(LocalProtocolError):
@@ -83,6 +95,8 @@ class MessageTooLargeError(LocalProtocolError):
         what: which limit (for example ``"chat message"`` or ``"service request"``).
     """
 
+    code = "message_too_large"
+
     def __init__(self, what: str, size: int, limit: int) -> None:
         super().__init__(f"{what} is {size} bytes, over the limit of {limit} bytes")
         self.what = what
@@ -92,6 +106,8 @@ class MessageTooLargeError(LocalProtocolError):
 
 class RemoteProtocolError(ProtocolError):
     """A peer, a website or the chat core sent something that breaks the spec."""
+
+    code = "remote_protocol_error"
 
 
 class ParseError(RemoteProtocolError, ValueError):
@@ -108,6 +124,8 @@ class ParseError(RemoteProtocolError, ValueError):
             ``"bad_protocol_name"``, ...). Tests and the conformance driver compare codes,
             never message text.
     """
+
+    code = "parse_error"
 
     def __init__(
         self,
@@ -136,6 +154,8 @@ class LLMsTxtError(ParseError):
             (:attr:`position` is then the character offset within that line).
     """
 
+    code = "bad_llms_txt"
+
     def __init__(
         self,
         reason: str,
@@ -160,9 +180,13 @@ class LLMsTxtError(ParseError):
 class LinkError(ParseError):
     """A SimpleX link or a SimpleX name could not be parsed."""
 
+    code = "bad_link"
+
 
 class DeclarationError(ParseError):
     """A ``protocols`` declaration, a public group record or address link data is invalid."""
+
+    code = "bad_declaration"
 
 
 class CallFramingError(ParseError):
@@ -177,6 +201,8 @@ class CallFramingError(ParseError):
         request_text: the raw request text, when the command got that far.
     """
 
+    code = "bad_call"
+
     protocol: str | None = None
     member: str | None = None
     request_text: str | None = None
@@ -190,6 +216,8 @@ class CallFormatError(LocalProtocolError, ValueError):
     ``None``).
     """
 
+    code = "bad_call_values"
+
     def __init__(self, reason: str, *, code: str, requirement: str | None = None) -> None:
         super().__init__(f"{reason} [{requirement}]" if requirement else reason)
         self.reason = reason
@@ -200,9 +228,13 @@ class CallFormatError(LocalProtocolError, ValueError):
 class EnvelopeError(ParseError):
     """A Service RPC request or response envelope is invalid."""
 
+    code = "bad_envelope"
+
 
 class SignatureError(RemoteProtocolError, ValueError):
     """A signature or a public key failed verification or could not be decoded."""
+
+    code = "bad_signature"
 
     def __init__(self, reason: str, *, code: str = "bad_signature") -> None:
         super().__init__(reason)
@@ -219,6 +251,8 @@ class RequestKeyMismatchError(RemoteProtocolError):
         request_key: the key the envelope claims.
         signer_key: the key the core verified, or ``None`` for an unsigned request.
     """
+
+    code = "request_key_mismatch"
 
     requirement: str
 
@@ -268,16 +302,20 @@ class KeyFileError(SimplexError, OSError):
     ``code`` is a keyword argument; without it, it follows from ``errno`` as listed.
     """
 
+    code = "unusable"
+
     def __init__(self, *args: Any, code: str | None = None) -> None:
         super().__init__(*args)
         if code is None:
             code = _KEY_FILE_CODES.get(self.errno, "unusable") if self.errno else "unusable"
-        self.code: str = code
+        self.code = code
 
 
 class DataFolderError(SimplexError, OSError):
     """A bot's data folder, or a file in it, is unusable: unsafe permissions, unreadable, or
     not what the bot wrote there. ``errno`` and ``filename`` say what and where."""
+
+    code = "data_folder_unusable"
 
 
 class BotConfigError(SimplexError, ValueError):
@@ -288,6 +326,8 @@ class BotConfigError(SimplexError, ValueError):
     ``"bad_serves"``, ``"bad_commands"``, ``"bad_setting"``, ``"not_running"``) and
     ``argument`` (the parameter's name).
     """
+
+    code = "bad_setting"
 
     def __init__(self, reason: str, *, code: str, argument: str) -> None:
         super().__init__(f"{argument}: {reason}")
@@ -311,6 +351,9 @@ class ServiceError(SimplexError):
         error: the whole error object as received (unknown members kept).
     """
 
+    code = "service_error"
+
+    #: The envelope code this class stands for (``None`` on the base class, which keeps any code).
     known_code: str | None = None
 
     def __init__(
@@ -344,43 +387,50 @@ class ServiceError(SimplexError):
 class UnsupportedProtocolError(ServiceError):
     """``unsupported_protocol``: the responder does not serve the protocol over Service RPC."""
 
-    known_code = "unsupported_protocol"
+    code = "unsupported_protocol"
+    known_code: str | None = "unsupported_protocol"
 
 
 class UnsupportedVersionError(ServiceError):
     """``unsupported_version``: the responder does not serve the requested version."""
 
-    known_code = "unsupported_version"
+    code = "unsupported_version"
+    known_code: str | None = "unsupported_version"
 
 
 class BadRequestError(ServiceError):
     """``bad_request``: the envelope was invalid or ``requestKey`` was not the signer key."""
 
-    known_code = "bad_request"
+    code = "bad_request"
+    known_code: str | None = "bad_request"
 
 
 class ConversationRequiredError(ServiceError):
     """``conversation_required``: connect to the address and use the chat transport."""
 
-    known_code = "conversation_required"
+    code = "conversation_required"
+    known_code: str | None = "conversation_required"
 
 
 class TooLargeError(ServiceError):
     """``too_large``: the response exceeded the size limit."""
 
-    known_code = "too_large"
+    code = "too_large"
+    known_code: str | None = "too_large"
 
 
 class RateLimitedError(ServiceError):
     """``rate_limited``: repeat the request after :attr:`retry_after` seconds."""
 
-    known_code = "rate_limited"
+    code = "rate_limited"
+    known_code: str | None = "rate_limited"
 
 
 class InternalServiceError(ServiceError):
     """``internal``: the responder failed."""
 
-    known_code = "internal"
+    code = "internal"
+    known_code: str | None = "internal"
 
 
 _SERVICE_ERRORS: dict[str, type[ServiceError]] = {
@@ -419,25 +469,27 @@ class JSONRPCResponseError(SimplexError):
     """A protocol answer (MCP or A2A) was a JSON-RPC error response; raised on the caller side.
 
     Attributes:
-        code: the JSON-RPC error code (for A2A: -32001 task not found, -32009 version not
-            supported, ...); ``None`` when the error object had no integer code.
+        jsonrpc_code: the JSON-RPC error code (for A2A: -32001 task not found, -32009 version
+            not supported, ...); ``None`` when the error object had no integer code.
         error_message: the error's ``message``, or ``""``.
         data: the error's ``data``, or ``None``.
         response: the whole response object as received.
     """
+
+    code = "jsonrpc_error"
 
     def __init__(self, response: Mapping[str, Any]) -> None:
         error = response.get("error")
         error = error if isinstance(error, Mapping) else {}
         code = error.get("code")
         message = error.get("message")
-        self.code: int | None = (
+        self.jsonrpc_code: int | None = (
             code if isinstance(code, int) and not isinstance(code, bool) else None
         )
         self.error_message: str = message if isinstance(message, str) else ""
         self.data: Any = error.get("data")
         self.response: Mapping[str, Any] = response
-        super().__init__(f"JSON-RPC error {self.code}: {_excerpt(self.error_message, 200)}")
+        super().__init__(f"JSON-RPC error {self.jsonrpc_code}: {_excerpt(self.error_message, 200)}")
 
 
 class BindingConfigError(SimplexError, ValueError):
@@ -446,6 +498,8 @@ class BindingConfigError(SimplexError, ValueError):
     Attributes: ``reason`` (in words) and ``code`` (stable: ``"bad_version"``,
     ``"bad_database_url"``, ``"driver_missing"``, ...).
     """
+
+    code = "bad_binding_setting"
 
     def __init__(self, reason: str, *, code: str) -> None:
         super().__init__(reason)
@@ -464,6 +518,8 @@ class CoreError(SimplexError):
         response: the whole response object as received.
         command: the command that failed, when known.
     """
+
+    code = "core_error"
 
     def __init__(
         self,
@@ -525,6 +581,8 @@ class ServiceTransportError(CoreError):
             request), or another tag the core may add.
     """
 
+    code = "service_transport_error"
+
     def __init__(
         self,
         chat_error: Mapping[str, Any],
@@ -540,9 +598,13 @@ class ServiceTransportError(CoreError):
 class CoreConnectionError(SimplexError, ConnectionError):
     """The connection to the chat core was lost, or could not be made."""
 
+    code = "core_connection_lost"
+
 
 class BackendUnavailableError(CoreConnectionError):
     """A chat core backend cannot run here: a native library or an extra is missing."""
+
+    code = "backend_unavailable"
 
 
 class CoreOptionError(SimplexError, ValueError):
@@ -555,6 +617,8 @@ class CoreOptionError(SimplexError, ValueError):
         value: the text that was refused (at most 80 characters).
         source: where the text came from (``"--core"``, ``"SIMPLEX_CORE"``), when known.
     """
+
+    code = "bad_core_option"
 
     def __init__(self, reason: str, *, code: str, value: str, source: str | None = None) -> None:
         where = f"{source}={_excerpt(value)!r}: " if source else f"{_excerpt(value)!r}: "
@@ -572,6 +636,8 @@ class CommandArgumentError(LocalProtocolError, ValueError):
     ``"id_too_long"``, ``"bad_chat_ref"``, ``"bad_token"``, ``"bad_json"``, ...) and
     ``argument`` (the parameter's name).
     """
+
+    code = "bad_command_argument"
 
     def __init__(self, reason: str, *, code: str, argument: str) -> None:
         super().__init__(f"{argument}: {reason}")
@@ -591,6 +657,8 @@ class UnexpectedResponseError(RemoteProtocolError):
         code: ``"unexpected_response"``, or ``"malformed_frame"`` for a frame without a
             response object.
     """
+
+    code = "unexpected_response"
 
     def __init__(
         self,
@@ -622,6 +690,8 @@ class EventOverflowError(SimplexError):
         buffer_size: how many events the subscription could hold.
     """
 
+    code = "event_overflow"
+
     def __init__(self, buffer_size: int) -> None:
         super().__init__(
             f"event subscriber fell behind by more than {buffer_size} events; "
@@ -637,6 +707,8 @@ class CallTimeoutError(SimplexError, TimeoutError):
         timeout: the wait in seconds.
         partial: whatever was collected before the deadline (replies, events), if anything.
     """
+
+    code = "timeout"
 
     def __init__(self, message: str, *, timeout: float | None = None, partial: Any = None) -> None:
         super().__init__(message)
@@ -655,6 +727,8 @@ class DiscoveryError(SimplexError):
         url: the URL concerned, when known.
         status: the HTTP status, for ``"http_status"``.
     """
+
+    code = "discovery_failed"
 
     def __init__(
         self, reason: str, *, code: str, url: str | None = None, status: int | None = None

@@ -33,6 +33,50 @@ def test_loads_refuses_with_a_code(text: str, code: str) -> None:
     assert info.value.code == code
 
 
+@pytest.mark.parametrize(
+    ("text", "position"), [('{"a":1} x', 8), ("1 2", 2), ('{}{"b":2}', 2), ("[1]\n\t,", 5)]
+)
+def test_loads_names_text_after_the_value_trailing_data(text: str, position: int) -> None:
+    with pytest.raises(_wire.WireJSONError) as info:
+        _wire.loads(text)
+    assert (info.value.code, info.value.position) == ("trailing_data", position)
+    assert info.value.syntax_code == "not_json"
+
+
+@pytest.mark.parametrize("text", [' {"a":1} ', '\n[1]\r\n', "\t7\t"])
+def test_loads_accepts_whitespace_around_the_value(text: str) -> None:
+    assert _wire.loads(text) == json.loads(text)
+
+
+_JSONISH = st.one_of(
+    st.text(alphabet=' \t\n\r{}[]":,0123456789.eE-+truefalsn', max_size=30),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+        max_leaves=8,
+    ).map(json.dumps),
+)
+
+
+@given(_JSONISH, st.sampled_from(["", " ", "\n", " x", "1", "{}"]))
+def test_loads_agrees_with_json_loads_on_what_is_one_json_value(text: str, tail: str) -> None:
+    # Beyond json.loads, loads refuses only NaN/infinities, duplicate keys, depth, lone
+    # surrogates and huge numbers, each with its own code.
+    text += tail
+    try:
+        expected: object = json.loads(text)
+    except ValueError:
+        with pytest.raises(_wire.WireJSONError):
+            _wire.loads(text)
+    else:
+        if isinstance(expected, float) and expected != expected:
+            return
+        try:
+            assert _wire.loads(text) == expected
+        except _wire.WireJSONError as exc:
+            assert exc.code in {"duplicate_key", "bad_number", "lone_surrogate"}
+
+
 def test_loads_refuses_bytes_that_are_not_utf8() -> None:
     with pytest.raises(_wire.WireJSONError) as info:
         _wire.loads(b'"\xff"')

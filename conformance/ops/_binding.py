@@ -24,7 +24,7 @@ def decoded(value: Any) -> Any:
         try:
             return _wire.loads(value)
         except _wire.WireJSONError as exc:
-            raise refuse(exc.reason, exc.code) from exc
+            raise refuse(exc.reason, exc.syntax_code) from exc
     return value
 
 

@@ -54,7 +54,7 @@ def equivalent_response(value: Any, args: Mapping[str, Any]) -> Any:
     try:
         reply = _wire.loads(value["reply"])
     except _wire.WireJSONError as exc:
-        raise ParseError(exc.reason, code=exc.code) from exc
+        raise ParseError(exc.reason, code=exc.syntax_code) from exc
     envelope = parse_service_response(value["envelope"])
     if envelope.error is not None:
         raise ParseError(

@@ -260,8 +260,8 @@ def read_result(response: Mapping[str, Any]) -> Any:
     """The ``result`` of a JSON-RPC response.
 
     Raises:
-        JSONRPCResponseError: the response is an error (``.code``: -32001 task not found,
-            -32009 version not supported ...).
+        JSONRPCResponseError: the response is an error (``.jsonrpc_code``: -32001 task not
+            found, -32009 version not supported ...).
         ParseError: ``not_a_response``: neither ``result`` nor ``error``.
     """
     if "error" in response:

@@ -52,6 +52,7 @@ _WIRE_CODES: Final = {
     "lone_surrogate": "request_lone_surrogate",
     "bad_number": "request_bad_number",
     "not_utf8": "request_not_json",
+    "trailing_data": "request_trailing_text",
 }
 
 
@@ -114,8 +115,6 @@ def _decode_request(
         value = _wire.loads(request_text)
     except _wire.WireJSONError as exc:
         code = _WIRE_CODES.get(exc.code, "request_not_json")
-        if code == "request_not_json" and "Extra data" in exc.reason:
-            code = "request_trailing_text"
         position = start + exc.position if exc.position is not None else start
         raise _error(
             f"the request is not acceptable JSON: {exc.reason}",

@@ -96,7 +96,7 @@ def decode_json(text: str | bytes, *, requirement: str | None = None) -> Any:
     except WireJSONError as exc:
         raise DeclarationError(
             exc.reason,
-            code=exc.code,
+            code=exc.syntax_code,
             requirement=requirement,
             position=exc.position,
             input_excerpt=text[:80] if isinstance(text, str) else None,

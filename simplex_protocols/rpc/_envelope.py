@@ -341,7 +341,7 @@ def _load(text_or_mapping: str | bytes | Mapping[str, Any], requirement: str) ->
         except _wire.WireJSONError as exc:
             raise EnvelopeError(
                 f"the envelope is not acceptable JSON: {exc.reason}",
-                code=exc.code,
+                code=exc.syntax_code,
                 requirement=requirement,
                 position=exc.position if exc.position is not None else "",
                 input_excerpt=_excerpt(text_or_mapping),

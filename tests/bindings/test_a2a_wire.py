@@ -348,7 +348,7 @@ async def test_readers_of_real_answers() -> None:
         missing = await ask_one(binding, call("GetTask", {"id": "nope"}), contact())
         with pytest.raises(JSONRPCResponseError) as info:
             read_task(missing)
-        assert info.value.code == -32001
+        assert info.value.jsonrpc_code == -32001
 
 
 def test_readers_refuse_what_is_not_an_answer() -> None:
