@@ -60,6 +60,7 @@ def test_every_export_exists_and_is_documented(package: str) -> None:
             assert doc and doc.strip(), f"{package}.{name} has no docstring"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "package",
     [

@@ -43,7 +43,7 @@ def test_loads_names_text_after_the_value_trailing_data(text: str, position: int
     assert info.value.syntax_code == "not_json"
 
 
-@pytest.mark.parametrize("text", [' {"a":1} ', '\n[1]\r\n', "\t7\t"])
+@pytest.mark.parametrize("text", [' {"a":1} ', "\n[1]\r\n", "\t7\t"])
 def test_loads_accepts_whitespace_around_the_value(text: str) -> None:
     assert _wire.loads(text) == json.loads(text)
 

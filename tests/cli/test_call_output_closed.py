@@ -17,6 +17,9 @@ from cli_kit import WAIT_S, shop
 from simplex_protocols.cli._call_args import ExitCode
 from simplex_protocols.cli.call import main, run
 
+# slow: runs a subprocess, a console script or the conformance self-test
+pytestmark = pytest.mark.slow
+
 
 class ClosedAfter(io.StringIO):
     """An output whose reader goes away after ``keep`` characters."""

@@ -12,7 +12,8 @@ from cli_kit import shop
 from simplex_protocols._clock import SystemClock
 from simplex_protocols.cli._call_site import LocalSite, Page
 
-pytestmark = pytest.mark.anyio
+# slow: runs a subprocess, a console script or the conformance self-test
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 async def test_tools_list_over_service_rpc_in_json(tmp_path: Path) -> None:

@@ -28,6 +28,9 @@ from simplex_protocols._clock import ManualClock
 from simplex_protocols.core import ChatCore
 from simplex_protocols.sim import SimNetwork, SimServer
 
+# slow: runs a subprocess, a console script or the conformance self-test
+pytestmark = pytest.mark.slow
+
 CHAT = "import sys; from simplex_protocols.cli.sim import main; sys.exit(main())"
 
 

@@ -14,6 +14,9 @@ import pytest
 
 from simplex_protocols.cli.sim import main
 
+# slow: runs a subprocess, a console script or the conformance self-test
+pytestmark = pytest.mark.slow
+
 
 class ClosedAfter(io.StringIO):
     """An output whose reader goes away after ``keep`` characters."""

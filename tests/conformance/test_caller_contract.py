@@ -158,6 +158,7 @@ print(json.dumps({{"unsupported": "this client only records its environment"}}))
 """
 
 
+@pytest.mark.slow
 def test_the_client_gets_the_scenario_in_its_environment_and_placeholders(tmp_path: Path) -> None:
     script = tmp_path / "client.py"
     names = ", ".join(repr(n) for n in (ENV_SCENARIO, ENV_CORE, ENV_TARGET, ENV_CONTEXT))

@@ -12,6 +12,9 @@ import pytest
 from conformance._model import CallerOptions, TargetUnreachableError, Verdict
 from conformance.caller import run_caller
 
+# slow: runs a subprocess, a console script or the conformance self-test
+pytestmark = pytest.mark.slow
+
 CHECKS = ("caller.every-reply-kept", "caller.command-format", "caller.unknown-error-final")
 
 

@@ -15,6 +15,9 @@ from conformance._model import (
 from conformance.caller import all_checks, mutants, run_caller
 from conformance.caller._mutant_clients import MUTANT_CLIENTS
 
+# slow: runs a subprocess, a console script or the conformance self-test
+pytestmark = pytest.mark.slow
+
 OK = {Verdict.PASS, Verdict.ACCEPTABLE}
 KILLS = {Verdict.FAIL, Verdict.WARN}
 

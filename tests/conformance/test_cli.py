@@ -97,6 +97,7 @@ def test_usage_errors_exit_64(argv: list[str], words: str) -> None:
     assert words in out + err
 
 
+@pytest.mark.slow
 def test_the_console_script_exits_64_on_a_usage_error() -> None:
     script = shutil.which("simplex-conformance", path=str(Path(sys.executable).parent))
     assert script is not None

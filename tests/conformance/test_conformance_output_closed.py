@@ -15,6 +15,9 @@ import pytest
 from conformance.cli import main
 from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT
 
+# slow: runs a subprocess, a console script or the conformance self-test
+pytestmark = pytest.mark.slow
+
 
 class ClosedAfter(io.StringIO):
     """An output whose reader goes away after ``keep`` characters: later writes fail as a

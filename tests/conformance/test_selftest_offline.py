@@ -24,6 +24,9 @@ from conformance._report import report_schema
 from conformance._selftest import SelftestOptions, run_selftest
 from conformance.cli import main
 
+# slow: runs a subprocess, a console script or the conformance self-test
+pytestmark = pytest.mark.slow
+
 #: How many seeded reruns of the live part must agree.
 RERUNS = 50
 

@@ -26,6 +26,9 @@ from conformance._model import Verdict
 from conformance._vectors import load_vectors, run_vectors
 from conformance.cli import main
 
+# slow: runs a subprocess, a console script or the conformance self-test
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "conformance" / "examples" / "python_driver.py"
 PY = shlex.quote(sys.executable)

@@ -16,7 +16,8 @@ from simplex_protocols.errors import ConversationRequiredError
 
 from .exkit import STDIO_SERVER, Caller, fresh_default_network, load_example
 
-pytestmark = pytest.mark.anyio
+# slow: runs a subprocess, a console script or the conformance self-test
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -15,6 +15,9 @@ import pytest
 
 from .exkit import EXAMPLES, STDIO_SERVER
 
+# slow: runs a subprocess, a console script or the conformance self-test
+pytestmark = pytest.mark.slow
+
 #: Every wait on a program is bounded by this many real seconds.
 PROGRAM_WAIT_S = 60.0
 

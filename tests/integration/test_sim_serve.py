@@ -17,7 +17,8 @@ from simplex_protocols._wire import dumps, loads
 from simplex_protocols.errors import CoreConnectionError, CoreError
 from simplex_protocols.rpc import SigningKey
 
-pytestmark = pytest.mark.anyio
+# slow: runs a subprocess, a console script or the conformance self-test
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 REQUEST = {"protocol": "mcp", "request": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}}
 

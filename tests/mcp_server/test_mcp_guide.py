@@ -17,6 +17,9 @@ from mcp_sim import LogLines, Owner, agent_server, join_link, text_of_item
 from simplex_protocols._clock import ManualClock
 from simplex_protocols.sim import SimNetwork
 
+# slow: runs a subprocess, a console script or the conformance self-test
+pytestmark = pytest.mark.slow
+
 DOC = Path(__file__).resolve().parents[2] / "docs" / "run-an-agent.md"
 
 

@@ -15,6 +15,9 @@ import pytest
 
 from mcp_server.cli import main
 
+# slow: runs a subprocess, a console script or the conformance self-test
+pytestmark = pytest.mark.slow
+
 
 class ClosedAfter(io.StringIO):
     """An output whose reader goes away after ``keep`` characters."""

@@ -26,6 +26,9 @@ from mcp_sim import Owner
 
 from simplex_protocols.sim import SimNetwork, SimServer
 
+# slow: runs a subprocess, a console script or the conformance self-test
+pytestmark = pytest.mark.slow
+
 SERVE = "import sys; from mcp_server.cli import main; sys.exit(main())"
 
 
