@@ -54,6 +54,7 @@ from starlette.responses import JSONResponse
 from simplex_protocols import _wire
 from simplex_protocols._clock import Clock, SystemClock
 from simplex_protocols.errors import BindingConfigError
+from simplex_protocols.transports import Caller, Emit, EnvelopeOutcome
 
 from ._a2a_card import card_credential_names, with_simplex_interface
 from ._a2a_store import MAX_ID_CHARS, StoreParts, open_store
@@ -69,7 +70,6 @@ from ._a2a_wire import (
     service_parameters_of,
     without_service_parameters,
 )
-from ._base import Caller, Emit, EnvelopeOutcome
 
 __all__ = [
     "CANCEL_GRACE_S",

@@ -61,8 +61,8 @@ from pydantic import ValidationError
 from simplex_protocols import _wire
 from simplex_protocols._clock import Clock, SystemClock
 from simplex_protocols.errors import MessageTooLargeError
+from simplex_protocols.transports import Caller, Emit, EnvelopeOutcome
 
-from ._base import Caller, Emit, EnvelopeOutcome
 from ._mcp_caller import is_final
 from ._mcp_context import ConversationRequired, caller_principal, is_marked_needs_conversation
 

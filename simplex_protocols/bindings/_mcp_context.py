@@ -27,7 +27,7 @@ from mcp.server.request_state import authenticated_principal
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR
 
-from ._base import Caller, TransportKind
+from simplex_protocols.transports import Caller, TransportKind
 
 __all__ = [
     "ConversationRequired",

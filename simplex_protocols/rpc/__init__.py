@@ -35,6 +35,7 @@ from ._envelope import ServiceErrorBody as ServiceErrorBody
 from ._envelope import ServiceRequest as ServiceRequest
 from ._envelope import ServiceResponse as ServiceResponse
 from ._envelope import bad_request_for as bad_request_for
+from ._envelope import check_request_key as check_request_key
 from ._envelope import error_response as error_response
 from ._envelope import format_service_request as format_service_request
 from ._envelope import format_service_response as format_service_response
@@ -49,7 +50,6 @@ from ._keystore import responder_id as responder_id
 from ._signing import SERVICE_SIGNATURE_DOMAIN as SERVICE_SIGNATURE_DOMAIN
 from ._signing import PublicKey as PublicKey
 from ._signing import SigningKey as SigningKey
-from ._signing import check_request_key as check_request_key
 from ._signing import service_signature_input as service_signature_input
 from ._sizes import PRESET_REPLY_QUEUE_INFO_BYTES as PRESET_REPLY_QUEUE_INFO_BYTES
 from ._sizes import SIGNATURE_FIELD_BYTES as SIGNATURE_FIELD_BYTES

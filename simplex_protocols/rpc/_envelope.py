@@ -37,6 +37,7 @@ from simplex_protocols.errors import (
 )
 
 from ._corejson import core_encode_json
+from ._signing import PublicKey
 
 __all__ = [
     "ABSENT",
@@ -47,6 +48,7 @@ __all__ = [
     "ServiceRequest",
     "ServiceResponse",
     "bad_request_for",
+    "check_request_key",
     "error_response",
     "format_service_request",
     "format_service_response",
@@ -391,8 +393,6 @@ def _schema_error(name: str, value: Any, requirement: str) -> None:
 
 
 def _check_request_key_text(text: str, *, local: bool = False) -> None:
-    from ._signing import PublicKey  # signing imports this module
-
     try:
         PublicKey.decode(text)
     except SignatureError as exc:
@@ -404,6 +404,35 @@ def _check_request_key_text(text: str, *, local: bool = False) -> None:
             requirement="RPC-REQ-4",
             position="/requestKey",
         ) from None
+
+
+def check_request_key(request: ServiceRequest, signer_key: str | None) -> None:
+    """Check ``requestKey`` against the key the core verified (RPC-SIG-3, RPC-SIG-4).
+
+    The keys are compared decoded, not as strings, so padding differences do not matter. A
+    request without ``requestKey`` passes, signed or not (RPC-SIG-7).
+
+    Args:
+        request: the parsed envelope (``requestKey`` was decoded when it was parsed).
+        signer_key: ``signerKey`` of the ``serviceRequest`` event, ``None`` when unsigned.
+
+    Raises:
+        RequestKeyMismatchError: ``requestKey`` differs from ``signerKey`` (RPC-SIG-3) or the
+            request is unsigned (RPC-SIG-4); the responder answers ``bad_request``.
+        SignatureError: ``signerKey`` itself is not a key encoding (the core never sends one).
+    """
+    if request.request_key is None:
+        return
+    if signer_key is None:
+        # RPC-SIG-4: "A responder MUST answer bad_request ... to an unsigned request with
+        # requestKey."
+        raise RequestKeyMismatchError(request.request_key, None)
+    claimed = PublicKey.decode(request.request_key)
+    verified = PublicKey.decode(signer_key)
+    if claimed != verified:
+        # RPC-SIG-3: "A responder MUST answer bad_request to a request whose requestKey differs
+        # from signerKey".
+        raise RequestKeyMismatchError(request.request_key, signer_key)
 
 
 def parse_service_request(text_or_mapping: str | bytes | Mapping[str, Any]) -> ServiceRequest:

@@ -46,15 +46,12 @@ import nacl.exceptions
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from simplex_protocols.errors import RequestKeyMismatchError, SignatureError
-
-from ._envelope import ServiceRequest
+from simplex_protocols.errors import SignatureError
 
 __all__ = [
     "SERVICE_SIGNATURE_DOMAIN",
     "PublicKey",
     "SigningKey",
-    "check_request_key",
     "service_signature_input",
 ]
 
@@ -390,32 +387,3 @@ class SigningKey:
 
     def __reduce__(self) -> tuple[object, ...]:
         raise TypeError("a SigningKey is not pickled; store it with to_sign_key() in a key file")
-
-
-def check_request_key(request: ServiceRequest, signer_key: str | None) -> None:
-    """Check ``requestKey`` against the key the core verified (RPC-SIG-3, RPC-SIG-4).
-
-    The keys are compared decoded, not as strings, so padding differences do not matter. A
-    request without ``requestKey`` passes, signed or not (RPC-SIG-7).
-
-    Args:
-        request: the parsed envelope (``requestKey`` was decoded when it was parsed).
-        signer_key: ``signerKey`` of the ``serviceRequest`` event, ``None`` when unsigned.
-
-    Raises:
-        RequestKeyMismatchError: ``requestKey`` differs from ``signerKey`` (RPC-SIG-3) or the
-            request is unsigned (RPC-SIG-4); the responder answers ``bad_request``.
-        SignatureError: ``signerKey`` itself is not a key encoding (the core never sends one).
-    """
-    if request.request_key is None:
-        return
-    if signer_key is None:
-        # RPC-SIG-4: "A responder MUST answer bad_request ... to an unsigned request with
-        # requestKey."
-        raise RequestKeyMismatchError(request.request_key, None)
-    claimed = PublicKey.decode(request.request_key)
-    verified = PublicKey.decode(signer_key)
-    if claimed != verified:
-        # RPC-SIG-3: "A responder MUST answer bad_request to a request whose requestKey differs
-        # from signerKey".
-        raise RequestKeyMismatchError(request.request_key, signer_key)

@@ -11,6 +11,10 @@ transport"):
     the typed error of its code; :class:`ServiceRPCResponder` answers each service request with
     exactly one envelope (:class:`RateLimit` for its rate limits).
 
+The contract a protocol binding fulfils for both responders is :class:`Binding` (with
+:class:`Caller`, :class:`Emit`, :class:`EnvelopeOutcome` and :class:`TransportKind`); it lives
+here, below the bindings, and :mod:`simplex_protocols.bindings` re-exports it.
+
 Both responders log each call (:class:`CallRecord`: who, protocol, method, outcome, duration;
 never contents), run their calls with a concurrency bound on an injectable clock, and shut down
 gracefully.
@@ -20,6 +24,11 @@ from __future__ import annotations
 
 from simplex_protocols._exports import publish
 
+from ._binding import Binding as Binding
+from ._binding import Caller as Caller
+from ._binding import Emit as Emit
+from ._binding import EnvelopeOutcome as EnvelopeOutcome
+from ._binding import TransportKind as TransportKind
 from .chat import COMMAND_CONTENT_TYPES as COMMAND_CONTENT_TYPES
 from .chat import Answer as Answer
 from .chat import CallRecord as CallRecord
@@ -46,10 +55,14 @@ __all__ = [
     "DEFAULT_RESPONSE_MARGIN_S",
     "HARD_STOP_MARGIN_S",
     "Answer",
+    "Binding",
     "CallRecord",
+    "Caller",
     "ChatCallResult",
     "ChatCaller",
     "ChatResponder",
+    "Emit",
+    "EnvelopeOutcome",
     "FinalRule",
     "RPCAnswer",
     "RateLimit",
@@ -57,6 +70,7 @@ __all__ = [
     "ResponseLimit",
     "ServiceRPCRequester",
     "ServiceRPCResponder",
+    "TransportKind",
     "call",
     "caller_of",
     "internal_error_for",

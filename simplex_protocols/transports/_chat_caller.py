@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from simplex_protocols._clock import Clock, SystemClock
-from simplex_protocols.bindings import Binding
 from simplex_protocols.chat_call import (
     CallState,
     CallTarget,
@@ -35,6 +34,7 @@ from simplex_protocols.errors import (
 )
 from simplex_protocols.limits import DEFAULT_REQUEST_TIMEOUT_S, MAX_CHAT_MESSAGE_BYTES
 
+from ._binding import Binding
 from ._common import core_of, run_until
 
 __all__ = ["Answer", "ChatCallResult", "ChatCaller", "FinalRule", "call"]

@@ -18,7 +18,6 @@ import anyio.abc
 import anyio.lowlevel
 
 from simplex_protocols._clock import Clock
-from simplex_protocols.bindings import Binding, Caller, TransportKind
 from simplex_protocols.chat_call import (
     CallDisposition,
     CallReply,
@@ -45,6 +44,7 @@ from simplex_protocols.errors import (
     MessageTooLargeError,
 )
 
+from ._binding import Binding, Caller, TransportKind
 from ._common import CallRecord, log_call, logger, method_of, served_bindings, shielded
 from ._server import Call, EventResponder
 

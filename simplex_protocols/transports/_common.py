@@ -12,8 +12,9 @@ from typing import Any, Final, TypeVar
 import anyio
 
 from simplex_protocols._clock import Clock
-from simplex_protocols.bindings import Binding, TransportKind
 from simplex_protocols.core import ChatAPI, ChatCore
+
+from ._binding import Binding, TransportKind
 
 __all__ = [
     "CallRecord",

@@ -18,7 +18,6 @@ import anyio
 import anyio.lowlevel
 
 from simplex_protocols._clock import Clock
-from simplex_protocols.bindings import Binding, Caller, EnvelopeOutcome, TransportKind
 from simplex_protocols.core import ChatAPI, ChatCore, event_type, event_user_id
 from simplex_protocols.errors import (
     CoreConnectionError,
@@ -44,6 +43,7 @@ from simplex_protocols.rpc import (
     success_response,
 )
 
+from ._binding import Binding, Caller, EnvelopeOutcome, TransportKind
 from ._common import (
     CallRecord,
     log_call,

@@ -1,4 +1,5 @@
-"""The contract between the SimpleX transports and a protocol binding.
+"""The contract between the SimpleX transports and a protocol binding (public as
+:mod:`simplex_protocols.transports`, re-exported by :mod:`simplex_protocols.bindings`).
 
 A binding (MCP, A2A) is a thin adapter over an official SDK. It takes one JSON-RPC request
 and yields the JSON-RPC messages to send back; it never knows about chat items, quotes or
