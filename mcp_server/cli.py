@@ -12,16 +12,16 @@ import enum
 import os
 import re
 import sys
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
 from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT, guarded_stdout, is_output_closed
+from simplex_protocols.coretext import mk_valid_name as mk_valid_name
 from simplex_protocols.errors import SimplexError
 
-from .text import MAX_DISPLAY_NAME_CHARS, is_valid_name
+from .text import is_valid_name
 
 __all__ = [
     "DEFAULT_EXPIRE_HOURS",
@@ -152,31 +152,6 @@ class HelpRequested:
 def default_data_folder(name: str, home: Path | None = None) -> Path:
     """``~/.simplex-mcp/NAME``."""
     return (home if home is not None else Path.home()) / ".simplex-mcp" / name
-
-
-def _is_space(ch: str) -> bool:
-    return ch in " \t\n\r\f\v\u00a0" or unicodedata.category(ch) == "Zs"
-
-
-def mk_valid_name(text: str) -> str:
-    """A valid display name made from ``text``, as the core's ``mkValidName`` suggests one.
-
-    Characters that no display name has are dropped, runs of spaces become one space, the
-    first character is a letter, a digit or a symbol, and at most 50 characters are kept.
-    """
-    out: list[str] = []
-    for ch in text:
-        category = unicodedata.category(ch)
-        if ch in ".,;/\\#@'\"~`" or (category[0] in "CZ" and not _is_space(ch)):
-            continue
-        if _is_space(ch):
-            if out and out[-1] != " ":
-                out.append(" ")
-            continue
-        if not out and category[0] not in "LNS":
-            continue
-        out.append(ch)
-    return "".join(out[:MAX_DISPLAY_NAME_CHARS]).rstrip()
 
 
 def _check_name(name: str) -> str:

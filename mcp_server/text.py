@@ -9,7 +9,8 @@ the agent control chat"):
 - names and errors are folded to one line: each run of control, format, line separator and
   paragraph separator characters (``\\p{Cc}``, ``\\p{Cf}``, ``\\p{Zl}``, ``\\p{Zp}``) becomes one
   space (:func:`fold`);
-- a name that is not a valid SimpleX display name is shown as a code span (:func:`name_md`);
+- a name that is not a valid SimpleX display name (:func:`is_valid_name`, the core's rule from
+  :mod:`simplex_protocols.coretext`) is shown as a code span (:func:`name_md`);
 - text is shown line by line, each line a code span (:func:`text_lines_md`), with backticks
   replaced by ``'`` and a leading or trailing space turned into U+00A0, because the core's
   markdown parser reads a span whose content starts or ends with a space as plain text.
@@ -27,6 +28,9 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from simplex_protocols.coretext import MAX_DISPLAY_NAME_CHARS as MAX_DISPLAY_NAME_CHARS
+from simplex_protocols.coretext import is_valid_display_name as is_valid_name
+from simplex_protocols.coretext import view_name as mention_name
 from simplex_protocols.limits import MAX_CHAT_REF_DIGITS
 
 __all__ = [
@@ -45,14 +49,7 @@ __all__ = [
     "text_lines_md",
 ]
 
-#: A display name has at most this many characters (core ``mkValidName``).
-MAX_DISPLAY_NAME_CHARS: Final = 50
-
 _FOLDED_CATEGORIES: Final = frozenset({"Cc", "Cf", "Zl", "Zp"})
-
-#: Characters no display name contains (plan "Options": ``.,;/\\#@'"~``; the backtick too, as
-#: it would end a code span).
-_NAME_FORBIDDEN: Final = frozenset(".,;/\\#@'\"~`")
 
 _NBSP: Final = "\u00a0"
 
@@ -78,45 +75,6 @@ def fold(text: str) -> str:
             out.append(ch)
             in_run = False
     return "".join(out)
-
-
-def _is_space(ch: str) -> bool:
-    # Haskell's Data.Char.isSpace: the Latin-1 spaces and the Unicode space separators.
-    return ch in " \t\n\r\f\v\u00a0" or unicodedata.category(ch) == "Zs"
-
-
-def _is_punctuation(ch: str) -> bool:
-    return unicodedata.category(ch).startswith("P")
-
-
-def is_valid_name(name: str) -> bool:
-    """Whether ``name`` is a valid SimpleX display name (the core's ``validName``).
-
-    1 to 50 characters; the first a letter, a digit or a symbol; none of ``.,;/\\#@'"~`` or a
-    backtick; only letters, marks, digits, symbols, punctuation and single spaces; no space at
-    either end. Such a name forms no command, mention, link or second line in a message.
-    """
-    if not 1 <= len(name) <= MAX_DISPLAY_NAME_CHARS:
-        return False
-    first = unicodedata.category(name[0])
-    if first[0] not in "LNS":
-        return False
-    if _is_space(name[-1]):
-        return False
-    previous_space = False
-    for ch in name:
-        if ch in _NAME_FORBIDDEN:
-            return False
-        category = unicodedata.category(ch)
-        if ch == " ":
-            if previous_space:
-                return False
-            previous_space = True
-            continue
-        previous_space = False
-        if category[0] not in "LMNSP":
-            return False
-    return True
 
 
 def code_span(text: str) -> str:
@@ -151,16 +109,6 @@ def text_lines(text: str) -> list[str]:
 def text_lines_md(text: str) -> list[str]:
     """Text from a peer or the agent, one code span per line (empty lines stay empty)."""
     return [code_span(line) if line else "" for line in text_lines(text)]
-
-
-def mention_name(name: str) -> str:
-    """How a member's name is written after ``@`` in a message (the core's ``viewName``).
-
-    ``'name'`` when it has a space or ends with punctuation, otherwise the name itself.
-    """
-    if any(_is_space(ch) for ch in name) or (name and _is_punctuation(name[-1])):
-        return f"'{name}'"
-    return name
 
 
 _SIMPLEX_NAME_RE: Final = re.compile(

@@ -23,6 +23,7 @@ PACKAGES = [
     "simplex_protocols",
     "simplex_protocols.errors",
     "simplex_protocols.limits",
+    "simplex_protocols.coretext",
     "simplex_protocols.links",
     "simplex_protocols.llmstxt",
     "simplex_protocols.declarations",
@@ -36,6 +37,7 @@ PACKAGES = [
     "simplex_protocols.bot",
     "simplex_protocols.discovery",
     "simplex_protocols.sim",
+    "simplex_protocols.sim.testing",
 ]
 
 
@@ -64,6 +66,7 @@ def test_every_export_exists_and_is_documented(package: str) -> None:
 @pytest.mark.parametrize(
     "package",
     [
+        "simplex_protocols.coretext",
         "simplex_protocols.llmstxt",
         "simplex_protocols.links",
         "simplex_protocols.declarations",

@@ -6,7 +6,8 @@ reads a socket or a clock.
 Commands (CALL-CMD-1..4, NAME-1):
     :class:`CallCommand`, :func:`parse_call_command`, :func:`format_call_command`,
     :func:`is_call_command`; mentions as the core writes them: :func:`format_mention`,
-    :func:`parse_mention`; :func:`is_protocol_name`.
+    :func:`parse_mention`; :func:`is_protocol_name` (the same objects as in
+    :mod:`simplex_protocols.coretext`, the home of the core's text rules).
 
 Message size (CALL-SIZE-1..3):
     :func:`message_size`, :func:`fits_in_message`, :func:`check_message_size`,
@@ -26,6 +27,9 @@ Bot (CALL-BOT-1, CALL-GRP-1/2, CALL-REP-1/2, CALL-SIZE-3):
 from __future__ import annotations
 
 from simplex_protocols._exports import publish
+from simplex_protocols.coretext import format_mention as format_mention
+from simplex_protocols.coretext import is_protocol_name as is_protocol_name
+from simplex_protocols.coretext import parse_mention as parse_mention
 
 from ._collector import AnswerCompleted as AnswerCompleted
 from ._collector import CallCompleted as CallCompleted
@@ -48,9 +52,6 @@ from ._command import CallCommand as CallCommand
 from ._command import format_call_command as format_call_command
 from ._command import is_call_command as is_call_command
 from ._command import parse_call_command as parse_call_command
-from ._names import format_mention as format_mention
-from ._names import is_protocol_name as is_protocol_name
-from ._names import parse_mention as parse_mention
 from ._responder import CallDisposition as CallDisposition
 from ._responder import CallReply as CallReply
 from ._responder import IncomingCall as IncomingCall

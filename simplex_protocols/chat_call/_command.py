@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from simplex_protocols import _wire
+from simplex_protocols.coretext import format_mention, is_protocol_name, is_space, read_mention
 from simplex_protocols.errors import CallFormatError, CallFramingError
 
-from ._names import format_mention, is_protocol_name, is_space, read_mention
 from ._size import check_message_size
 
 __all__ = [

@@ -34,6 +34,8 @@ from ._events import event_type as event_type
 from ._events import event_user_id as event_user_id
 from ._events import received_messages as received_messages
 from ._native import NativeBackend as NativeBackend
+from ._open import open_core as open_core
+from ._open import register_backend as register_backend
 from ._options import CORE_ENV_VAR as CORE_ENV_VAR
 from ._options import CORE_OPTION_HELP as CORE_OPTION_HELP
 from ._options import DEFAULT_CORE as DEFAULT_CORE
@@ -42,7 +44,6 @@ from ._options import CoreKind as CoreKind
 from ._options import CoreOption as CoreOption
 from ._options import add_core_argument as add_core_argument
 from ._options import default_core_option as default_core_option
-from ._options import open_core as open_core
 from ._options import parse_core_option as parse_core_option
 from ._protocol import CoreProtocol as CoreProtocol
 from ._protocol import CoreProtocolEvent as CoreProtocolEvent
@@ -89,6 +90,7 @@ __all__ = [
     "parse_core_option",
     "quote_name",
     "received_messages",
+    "register_backend",
     "types",
 ]
 

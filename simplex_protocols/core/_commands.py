@@ -19,18 +19,20 @@ Bad arguments raise :class:`~simplex_protocols.errors.CommandArgumentError` (a
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from simplex_protocols._wire import dumps
+from simplex_protocols.coretext import is_space, view_name
 from simplex_protocols.errors import CommandArgumentError
 from simplex_protocols.limits import MAX_CHAT_REF_DIGITS
 
 __all__ = [
     "MEMBER_ROLES",
+    "SEND_VERB",
+    "SERVICE_REQUEST_VERB",
     "ChatRef",
     "ContactRef",
     "GroupRef",
@@ -260,21 +262,23 @@ def _ref(value: object, argument: str = "chat_ref") -> str:
 # --------------------------------------------------------------------------- names
 
 
-def _is_punctuation(ch: str) -> bool:
-    return unicodedata.category(ch).startswith("P")
-
-
 def quote_name(name: str) -> str:
-    """A display name as the core writes it in text: in single quotes when it has spaces or
-    ends with punctuation (``viewName`` in the core's Markdown module), else as it is.
+    """A display name as the core writes it in text and commands (``viewName``).
+
+    The name in single quotes when it contains a space character or ends with punctuation, as
+    the core's Haskell sees them (:func:`simplex_protocols.coretext.view_name`), else as it is.
+    A name that :func:`simplex_protocols.chat_call.format_mention` also accepts is written the
+    same way by both.
 
     Raises:
-        CommandArgumentError: the name is empty, or has a single quote or a control
-            character (no valid SimpleX display name has them).
+        CommandArgumentError: ``bad_name`` when the name is empty, has a single quote (the
+            core's ``mkValidName`` drops ``'`` from every display name), a line break, or a
+            character that is neither printable nor a space to the core (controls, format
+            characters, U+2028 and U+2029): no display name has them.
     """
     if not isinstance(name, str) or not name:
         raise _fail("a display name must be a non-empty string", "bad_name", "name")
-    if "'" in name or any(not ch.isprintable() and not ch.isspace() for ch in name):
+    if "'" in name or any(not ch.isprintable() and not is_space(ch) for ch in name):
         raise _fail(
             "a display name cannot contain a single quote or control characters",
             "bad_name",
@@ -282,9 +286,7 @@ def quote_name(name: str) -> str:
         )
     if "\n" in name or "\r" in name:
         raise _fail("a display name cannot contain line breaks", "bad_name", "name")
-    if any(ch.isspace() for ch in name) or _is_punctuation(name[-1]):
-        return f"'{name}'"
-    return name
+    return view_name(name)
 
 
 def mention(name: str) -> str:
@@ -1002,3 +1004,13 @@ def send_service_response(user_id: int, request_id: str, response: Mapping[str, 
         f"/_service_response {_id(user_id, 'user_id')} {_token(request_id, 'request_id')} "
         + _json_object(response, "response")
     )
+
+
+# --------------------------------------------------------------------------- command names
+
+#: The name (first word) of the commands :func:`send_messages` and :func:`send_text` build, for
+#: errors and records that name a command without its arguments.
+SEND_VERB: Final = "/_send"
+
+#: The name of the command :func:`send_service_request` builds.
+SERVICE_REQUEST_VERB: Final = "/_service_request"

@@ -10,6 +10,8 @@ Accepted forms:
   with its SQLite databases at ``DB_PREFIX_chat.db`` and ``DB_PREFIX_agent.db``.
 - ``sim:USER``: USER's core in the in-process simulated network.
 
+Parsing is here; :mod:`._open` turns a parsed value into a :class:`ChatCore`.
+
 The environment variable ``SIMPLEX_CORE`` supplies the default; without it the default is
 ``lib``.
 """
@@ -19,16 +21,13 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final
+from typing import Final
 from urllib.parse import urlsplit
 
-from simplex_protocols.errors import BackendUnavailableError, CoreOptionError
-
-from ._backend import CoreBackend
-from ._client import DEFAULT_EVENT_BUFFER, ChatCore
+from simplex_protocols.errors import CoreOptionError
 
 __all__ = [
     "CORE_ENV_VAR",
@@ -40,7 +39,6 @@ __all__ = [
     "CoreOption",
     "add_core_argument",
     "default_core_option",
-    "open_core",
     "parse_core_option",
 ]
 
@@ -244,80 +242,3 @@ def add_core_argument(parser: argparse.ArgumentParser, *, dest: str = "core") ->
         default=None,
         help=CORE_OPTION_HELP,
     )
-
-
-def _simulator_backend(user: str) -> CoreBackend:
-    try:
-        from simplex_protocols import sim
-    except ImportError as exc:
-        raise BackendUnavailableError(
-            f"the simulated network is not available ({exc}); use --core ws://127.0.0.1:5225 "
-            "with `simplex-chat -p 5225`, or --core lib"
-        ) from exc
-    factory: Callable[[], Any] | None = getattr(sim, "default_network", None)
-    if factory is None:
-        raise BackendUnavailableError(
-            "the simulated network is not available (simplex_protocols.sim has no "
-            "default_network); use --core ws://127.0.0.1:5225 with `simplex-chat -p 5225`"
-        )
-    backend = factory().backend(user)
-    if not isinstance(backend, CoreBackend):
-        raise BackendUnavailableError(
-            f"the simulated network returned {type(backend).__name__}, not a CoreBackend"
-        )
-    return backend
-
-
-def open_core(
-    option: CoreOption | str | None = None,
-    *,
-    db_prefix: str = DEFAULT_DB_PREFIX,
-    db_key: str = "",
-    allow_remote: bool = False,
-    allow_download: bool = False,
-    corr_ids: Callable[[], str] | None = None,
-    event_buffer: int = DEFAULT_EVENT_BUFFER,
-    environ: Mapping[str, str] | None = None,
-) -> ChatCore:
-    """Make a :class:`ChatCore` for a ``--core`` value; use it with ``async with``.
-
-    Args:
-        option: a parsed option, a ``--core`` string, or ``None`` for the default
-            (``SIMPLEX_CORE``, else ``lib``).
-        db_prefix: the database prefix for ``lib`` when the option names none.
-        db_key: the database encryption key for ``lib`` (empty: not encrypted).
-        allow_remote: accept a non-loopback ``ws://`` host (see :func:`parse_core_option`).
-        allow_download: let ``lib`` download libsimplex when it is not installed yet.
-        corr_ids: the correlation ID source (see :class:`ChatCore`).
-        event_buffer: the default subscription buffer (see :class:`ChatCore`).
-        environ: the environment to read ``SIMPLEX_CORE`` from (default: ``os.environ``).
-
-    Raises:
-        CoreOptionError: the option (or ``SIMPLEX_CORE``) is invalid.
-        BackendUnavailableError: ``sim:`` was asked for and the simulated network is not
-            installed. (An unavailable libsimplex is reported when the core is entered.)
-    """
-    if option is None:
-        parsed = default_core_option(environ, allow_remote=allow_remote)
-    elif isinstance(option, str):
-        parsed = parse_core_option(option, allow_remote=allow_remote, source="--core")
-    else:
-        parsed = option
-    backend: CoreBackend
-    if parsed.kind is CoreKind.WEBSOCKET:
-        from ._websocket import WebSocketBackend
-
-        assert parsed.url is not None
-        backend = WebSocketBackend(parsed.url, allow_remote=allow_remote)
-    elif parsed.kind is CoreKind.LIBRARY:
-        from ._native import NativeBackend
-
-        backend = NativeBackend(
-            parsed.db_prefix if parsed.db_prefix is not None else db_prefix,
-            db_key=db_key,
-            allow_download=allow_download,
-        )
-    else:
-        assert parsed.user is not None
-        backend = _simulator_backend(parsed.user)
-    return ChatCore(backend, corr_ids=corr_ids, event_buffer=event_buffer)

@@ -10,12 +10,12 @@ the format functions, because a peer's declaration that breaks them is still rea
 from __future__ import annotations
 
 import enum
-import re
 import types
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, NoReturn, TypeVar
 
+from simplex_protocols.coretext import is_protocol_name
 from simplex_protocols.errors import DeclarationError
 
 __all__ = [
@@ -43,11 +43,6 @@ def _empty() -> Mapping[str, Any]:
     return _EMPTY
 
 
-# NAME-1: "A protocol name consists of lowercase ASCII letters, digits and hyphens."
-# fullmatch and an explicit ASCII class: "$" would accept a trailing newline, and \w or
-# str.islower() would accept non-ASCII letters and look-alikes.
-_PROTOCOL_NAME = re.compile(r"[a-z0-9-]+")
-
 _ASCII_UPPER_TO_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 
 
@@ -58,15 +53,6 @@ def ascii_lower(text: str) -> str:
     ``k``), which would let ``"\\u212acp"``-style names match a declared protocol.
     """
     return text.translate(_ASCII_UPPER_TO_LOWER)
-
-
-def is_protocol_name(name: object) -> bool:
-    """Whether ``name`` is a protocol name: lowercase ASCII letters, digits and hyphens (NAME-1).
-
-    The JTD schema of ``protocols`` cannot constrain the keys of its ``values`` form, so this
-    check sits beside the schema.
-    """
-    return isinstance(name, str) and _PROTOCOL_NAME.fullmatch(name) is not None
 
 
 class PeerType(enum.StrEnum):

@@ -21,12 +21,12 @@ Readings taken where the spec is silent:
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
 from simplex_protocols import _schema, _wire
+from simplex_protocols.coretext import is_protocol_name
 from simplex_protocols.errors import (
     EnvelopeError,
     LocalProtocolError,
@@ -76,8 +76,6 @@ class _AbsentType(enum.Enum):
 ABSENT: Final = _AbsentType.ABSENT
 Absent: TypeAlias = Literal[_AbsentType.ABSENT]
 
-_PROTOCOL_NAME = re.compile(r"[a-z0-9-]+")
-
 
 class ErrorCode(enum.StrEnum):
     """The envelope error codes of the spec (RPC-ERR-1).
@@ -99,11 +97,6 @@ _KNOWN_CODES: Final = {code.value: code for code in ErrorCode}
 
 def _code(value: str) -> ErrorCode | str:
     return _KNOWN_CODES.get(value, value)
-
-
-def is_protocol_name(name: object) -> bool:
-    """Whether ``name`` is a protocol name: lowercase ASCII letters, digits and hyphens."""
-    return isinstance(name, str) and _PROTOCOL_NAME.fullmatch(name) is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,21 +13,25 @@ the same IDs, errors and limits. Use it for tests, demos and offline bot develop
     link = bot.create_address(pq_ratchet=True)
     backend = network.backend("alice")   # a CoreBackend, frames in the CLI WebSocket shape
 
-``simplex-sim serve`` exposes the same network over WebSocket, one endpoint per user.
-See ``docs/sim.md``.
+``simplex-sim serve`` exposes the same network over WebSocket, one endpoint per user, and
+``--core sim:USER`` (:func:`simplex_protocols.core.open_core`) opens USER's core in
+:func:`default_network`: importing this package registers that backend with the core client.
+:mod:`simplex_protocols.sim.testing` has scripted users for tests. See ``docs/sim.md``.
 """
 
 from __future__ import annotations
 
 from simplex_protocols._exports import publish
+from simplex_protocols.core import CoreKind, register_backend
 
 from ._backend import SimBackend as SimBackend
 from ._core import SimCore as SimCore
+from ._faults import Faults as Faults
 from ._links import ROUTER_HOSTS as ROUTER_HOSTS
-from ._network import Faults as Faults
 from ._network import SimNetwork as SimNetwork
 from ._network import SimUser as SimUser
 from ._network import default_network as default_network
+from ._network import option_backend
 from ._server import SimServer as SimServer
 from ._shape import check_frame as check_frame
 from ._shape import check_shape as check_shape
@@ -46,3 +50,5 @@ __all__ = [
 ]
 
 publish(globals(), __all__)
+
+register_backend(CoreKind.SIMULATOR, option_backend)

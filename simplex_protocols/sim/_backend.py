@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from simplex_protocols.errors import CoreConnectionError
 
-from ._corebase import Session
-
-if TYPE_CHECKING:
-    from ._network import SimNetwork
+from ._session import Session
 
 __all__ = ["INVALID_REQUEST", "SimBackend", "frame_command"]
 
@@ -38,6 +35,29 @@ def frame_command(frame: Any) -> tuple[str, str] | None:
     return corr_id, cmd
 
 
+class _Core(Protocol):
+    def attach(self) -> Session: ...
+
+    def detach(self, session: Session) -> None: ...
+
+    def handle_command(self, session: Session | None, corr_id: str, command: str) -> None: ...
+
+
+class _Network(Protocol):
+    """The part of :class:`~simplex_protocols.sim.SimNetwork` a backend uses."""
+
+    @property
+    def core_names(self) -> list[str]: ...
+
+    def core(self, name: str) -> _Core: ...
+
+    def ensure_core(self, name: str, *, started: bool) -> _Core: ...
+
+    def changed(self) -> None: ...
+
+    async def wait_for(self, session: Session) -> None: ...
+
+
 class SimBackend:
     """A :class:`~simplex_protocols.core.CoreBackend` attached to one simulated core.
 
@@ -46,7 +66,7 @@ class SimBackend:
     to one core; each gets the responses to its own commands and every event.
     """
 
-    def __init__(self, network: SimNetwork, core: str) -> None:
+    def __init__(self, network: _Network, core: str) -> None:
         self._network = network
         self._core = core
         self._session: Session | None = None

@@ -18,25 +18,24 @@ import logging
 import os
 import random
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
 from simplex_protocols._clock import Clock, SystemClock
 from simplex_protocols._wire import dumps
+from simplex_protocols.core import CoreOption
 
+from ._backend import SimBackend
+from ._core import SimCore
+from ._delivery import Delivery, LinkTarget, NameRecord, ServiceCall
+from ._faults import Faults
 from ._links import ROUTER_HOSTS, LinkRef, parse_link, parse_name
+from ._session import Session
 from ._store import Database
 
-if TYPE_CHECKING:
-    from ._backend import SimBackend
-    from ._core import SimCore
-    from ._corebase import Session
-    from ._service import ServiceCall
-
-__all__ = ["Delivery", "Faults", "LinkTarget", "NameRecord", "SimNetwork", "SimUser"]
+__all__ = ["SimNetwork", "SimUser", "default_network", "option_backend"]
 
 JSON = dict[str, Any]
 
@@ -47,196 +46,6 @@ _STATE_FORMAT = "simplex-protocols/sim-state/1"
 #: Kinds of message that a "message loss" fault can drop. Handshakes and group management
 #: messages are never lost: the agent retries them until they are delivered.
 _LOSSABLE = frozenset({"x.msg.new", "x.msg.update", "x.msg.del", "x.svc.req", "x.svc.resp"})
-
-
-@dataclass
-class LinkTarget:
-    """What a link key resolves to on the network."""
-
-    kind: str  # "address" | "group" | "invitation"
-    core: str
-    row_id: int  # LinkRow ID (address, group) or ConnRow ID (invitation)
-    router: str
-
-
-@dataclass
-class NameRecord:
-    """A registered SimpleX name."""
-
-    name: str  # "directory.simplex"
-    core: str
-    user_id: int
-    kind: str  # "contact" | "publicGroup"
-    group_id: int | None = None
-    known_domain: bool = True
-
-
-@dataclass
-class Delivery:
-    """One message in flight from one core to another."""
-
-    seq: int
-    src_core: str
-    dst_core: str
-    dst: str  # agent connection ID, or "link:<key>"
-    router: str
-    body: JSON
-    src_agent: str | None
-    receipt: list[int] | None  # item IDs at the sender that this delivery carries
-    due: float
-    wire: str  # FIFO key: messages on one wire keep their order
-    lost: bool = False
-    accepted: bool = False
-    msg_seq: int = 0
-
-
-@dataclass
-class _Scope:
-    users: frozenset[str] | None = None  # any end is one of these users
-    link: frozenset[str] | None = None  # both ends are these two users
-
-    def applies(self, a: str, b: str) -> bool:
-        if self.link is not None:
-            return {a, b} == set(self.link)
-        if self.users is not None:
-            return a in self.users or b in self.users
-        return True
-
-
-@dataclass
-class Faults:
-    """Fault switches of a network, on its clock. Change them at any time.
-
-    Scopes: ``user="bob"`` applies to every message to or from bob; ``link=("alice",
-    "bob")`` to messages between the two; neither applies to every message.
-    """
-
-    _network: SimNetwork
-    _latency: list[tuple[_Scope, float]] = field(default_factory=list)
-    _loss: list[tuple[_Scope, float]] = field(default_factory=list)
-    _routers_down: set[str] = field(default_factory=set)
-    _offline: set[str] = field(default_factory=set)
-    _slow: dict[str, float] = field(default_factory=dict)
-    _no_name_servers: set[str] = field(default_factory=set)
-    _name_servers_down: bool = False
-    tampered_signatures: bool = False
-
-    @staticmethod
-    def _scope(user: str | None, link: tuple[str, str] | None) -> _Scope:
-        if user is not None and link is not None:
-            raise ValueError("give user= or link=, not both")
-        if link is not None:
-            return _Scope(link=frozenset(link))
-        if user is not None:
-            return _Scope(users=frozenset([user]))
-        return _Scope()
-
-    def latency(
-        self, seconds: float, *, user: str | None = None, link: tuple[str, str] | None = None
-    ) -> None:
-        """Delay each message in scope by ``seconds`` (0 removes the delay)."""
-        if seconds < 0:
-            raise ValueError("latency cannot be negative")
-        scope = self._scope(user, link)
-        self._latency = [(s, v) for s, v in self._latency if s != scope]
-        if seconds > 0:
-            self._latency.append((scope, seconds))
-        self._network.changed()
-
-    def loss(
-        self, probability: float, *, user: str | None = None, link: tuple[str, str] | None = None
-    ) -> None:
-        """Drop each chat message or service message in scope with ``probability`` (0..1).
-
-        A receiver sees a lost chat message as an ``rcvIntegrityError`` item (skipped message)
-        when the next message on that connection arrives, as the core reports a gap.
-        """
-        if not 0.0 <= probability <= 1.0:
-            raise ValueError("probability must be between 0 and 1")
-        scope = self._scope(user, link)
-        self._loss = [(s, v) for s, v in self._loss if s != scope]
-        if probability > 0:
-            self._loss.append((scope, probability))
-
-    def router_down(self, host: str, down: bool = True) -> None:
-        """Take a router down (messages to its queues wait; commands on it fail) or up."""
-        if host not in ROUTER_HOSTS:
-            raise ValueError(f"unknown router {host!r}; routers are {', '.join(ROUTER_HOSTS)}")
-        if down:
-            self._routers_down.add(host)
-        else:
-            self._routers_down.discard(host)
-        self._network.changed()
-
-    def offline(self, user: str, offline: bool = True) -> None:
-        """Take a user's core off the network, or bring it back.
-
-        While offline its messages wait on its side and messages to it wait on the routers;
-        both are delivered when it returns.
-        """
-        if offline:
-            self._offline.add(user)
-        else:
-            self._offline.discard(user)
-        self._network.changed()
-
-    def slow_responder(self, user: str, seconds: float) -> None:
-        """Delay everything ``user`` sends (messages and service responses) by ``seconds``."""
-        if seconds < 0:
-            raise ValueError("delay cannot be negative")
-        if seconds:
-            self._slow[user] = seconds
-        else:
-            self._slow.pop(user, None)
-
-    def name_servers(self, available: bool, *, user: str | None = None) -> None:
-        """Make SimpleX name resolution fail with ``NO_NAME_SERVERS`` (for one user or all)."""
-        if user is None:
-            self._name_servers_down = not available
-        elif available:
-            self._no_name_servers.discard(user)
-        else:
-            self._no_name_servers.add(user)
-
-    def tamper_signatures(self, on: bool = True) -> None:
-        """Verify signed service requests with another session's associated data, as a
-        signature copied into another ratchet session would be: they fail with
-        ``A_SERVICE badSignature``."""
-        self.tampered_signatures = on
-
-    def clear(self) -> None:
-        """Remove every fault."""
-        self._latency.clear()
-        self._loss.clear()
-        self._routers_down.clear()
-        self._offline.clear()
-        self._slow.clear()
-        self._no_name_servers.clear()
-        self._name_servers_down = False
-        self.tampered_signatures = False
-        self._network.changed()
-
-    # ---------------------------------------------------------------- queries
-
-    def is_router_down(self, host: str) -> bool:
-        return host in self._routers_down
-
-    def is_offline(self, user: str) -> bool:
-        return user in self._offline
-
-    def has_name_servers(self, user: str) -> bool:
-        return not self._name_servers_down and user not in self._no_name_servers
-
-    def delay(self, src: str, dst: str) -> float:
-        total = sum(v for s, v in self._latency if s.applies(src, dst))
-        return total + self._slow.get(src, 0.0)
-
-    def loss_probability(self, src: str, dst: str) -> float:
-        keep = 1.0
-        for scope, p in self._loss:
-            if scope.applies(src, dst):
-                keep *= 1.0 - p
-        return 1.0 - keep
 
 
 class SimUser:
@@ -365,8 +174,6 @@ class SimNetwork:
 
     def ensure_core(self, name: str, *, started: bool) -> SimCore:
         """The core named ``name``, created empty (no user yet) when missing."""
-        from ._core import SimCore
-
         if not name or "/" in name:
             raise ValueError(f"invalid core name {name!r}")
         if name not in self._cores:
@@ -439,8 +246,6 @@ class SimNetwork:
         The core is created on demand without a user and without a running chat (as an
         embedded core before ``/_create user`` and ``/_start``).
         """
-        from ._backend import SimBackend
-
         self.ensure_core(name, started=False)
         return SimBackend(self, name)
 
@@ -830,8 +635,6 @@ class SimNetwork:
             ValueError: the file is not a simulator state file of this format.
             OSError: the file cannot be read.
         """
-        from ._core import SimCore
-
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
         if not isinstance(raw, dict) or raw.get("format") != _STATE_FORMAT:
             raise ValueError(f"{path}: not a simplex-sim state file ({_STATE_FORMAT})")
@@ -876,3 +679,10 @@ def default_network() -> SimNetwork:
     if _default is None:
         _default = SimNetwork()
     return _default
+
+
+def option_backend(option: CoreOption) -> SimBackend:
+    """The backend of ``--core sim:USER``: USER's core in :func:`default_network`."""
+    if option.user is None:
+        raise ValueError(f"{option}: a sim option names its user")
+    return default_network().backend(option.user)

@@ -11,7 +11,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from ._markdown import has_links, parse_markdown
+from simplex_protocols.coretext import Markdown, has_links
+from simplex_protocols.links import parse_simplex_link, parse_simplex_name
+
 from ._store import (
     ConnRow,
     ContactRow,
@@ -29,6 +31,7 @@ __all__ = [
     "CHAT_VERSION",
     "EDIT_WINDOW_S",
     "EMPTY_STATS",
+    "MARKDOWN",
     "ROLE_ORDER",
     "achat",
     "chat_info",
@@ -58,6 +61,10 @@ CHAT_VERSION = 16
 
 #: Own messages can be edited for 24 hours (the core's edit window).
 EDIT_WINDOW_S = 24 * 3600.0
+
+#: The core's Markdown, reading SimpleX links and names as the links package parses them: the
+#: one parser of every item's ``formattedText``, its ``hasLink`` and its mentions.
+MARKDOWN = Markdown(parse_link=parse_simplex_link, parse_name=parse_simplex_name)
 
 ROLE_ORDER: tuple[str, ...] = (
     "relay",
@@ -141,7 +148,7 @@ def role_at_least(role: str, required: str) -> bool:
 
 def has_link(text: str) -> bool:
     """``meta.hasLink``: the text has a web link, a SimpleX link or a SimpleX name."""
-    return has_links(parse_markdown(text))
+    return has_links(MARKDOWN.parse(text))
 
 
 # ---------------------------------------------------------------------------- profiles
@@ -550,7 +557,7 @@ def chat_item(db: Database, item: ItemRow, now: float) -> JSON:
         "content": jcopy(item.content),
         "mentions": jcopy(item.mentions),
     }
-    formatted = parse_markdown(item.item_text)
+    formatted = MARKDOWN.parse(item.item_text)
     if formatted is not None:
         out["formattedText"] = formatted
     if item.quote is not None:
@@ -564,7 +571,7 @@ def quote(row: JSON) -> JSON:
     out: JSON = jcopy(row)
     content = out.get("content")
     text = content.get("text") if isinstance(content, dict) else None
-    formatted = parse_markdown(text) if isinstance(text, str) else None
+    formatted = MARKDOWN.parse(text) if isinstance(text, str) else None
     if formatted is not None:
         out["formattedText"] = formatted
     return out

@@ -20,8 +20,8 @@ from websockets.exceptions import ConnectionClosed
 from simplex_protocols import _wire
 
 from ._backend import INVALID_REQUEST, frame_command
-from ._corebase import Session
 from ._network import SimNetwork
+from ._session import Session
 
 __all__ = ["SimServer"]
 

@@ -1,11 +1,10 @@
 """Test kit for ResponderBot: a simulated network on a manual clock, callers, and small SDK
 servers and agents whose behaviour the tests control.
 
-- ``World``: a seeded :class:`SimNetwork` on a :class:`ManualClock`, a task group, and the
-  simulated users of a test.
-- ``Caller``: a user with its own :class:`ChatCore`, which connects to a bot's address and calls
-  it through the transports' caller side (``ChatCaller``, ``ServiceRPCRequester``).
-- ``RecordingBackend``: a backend that keeps every command string sent through it.
+- ``World``: :class:`simplex_protocols.sim.testing.World` (a seeded network on a manual clock,
+  a task group, and the simulated users of a test).
+- ``Caller``: one of its scripted users, which connects to a bot's address and calls it
+  through the transports' caller side (``ChatCaller``, ``ServiceRPCRequester``).
 - ``make_tools()``: an ``MCPServer`` with an ``availability`` tool, a ``whoami`` tool that reads
   the caller from the request context, and a ``wait`` tool that blocks on a test's gate.
 - ``EchoAgent``: an ``a2a-sdk`` ``AgentExecutor`` that echoes, or waits on a gate first.
@@ -13,10 +12,9 @@ servers and agents whose behaviour the tests control.
 
 from __future__ import annotations
 
-import contextlib
+import functools
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import Annotated, Any
 
 import anyio
@@ -29,10 +27,10 @@ from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill, Role
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from pydantic import BaseModel
 
-from simplex_protocols._clock import ManualClock
 from simplex_protocols.bindings.mcp import caller_of
-from simplex_protocols.core import ChatAPI, ChatCore, ContactRef, CoreBackend
-from simplex_protocols.sim import SimNetwork
+from simplex_protocols.core import ChatCore, ContactRef
+from simplex_protocols.sim import testing
+from simplex_protocols.sim.testing import ScriptedUser
 from simplex_protocols.transports import ChatCaller, ServiceRPCRequester
 
 JSON = dict[str, Any]
@@ -42,31 +40,6 @@ WAIT_S = 10.0
 
 #: MCP revision the SDK serves per request.
 REVISION = "2026-07-28"
-
-
-class RecordingBackend:
-    """A backend that passes frames on and keeps every command string sent, in order."""
-
-    def __init__(self, inner: CoreBackend) -> None:
-        self.inner = inner
-        self.commands: list[str] = []
-
-    @property
-    def description(self) -> str:
-        return self.inner.description
-
-    async def connect(self) -> None:
-        await self.inner.connect()
-
-    async def send_frame(self, frame: Mapping[str, Any]) -> None:
-        self.commands.append(str(frame["cmd"]))
-        await self.inner.send_frame(frame)
-
-    async def receive_frame(self) -> dict[str, Any]:
-        return await self.inner.receive_frame()
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 class Gates:
@@ -201,68 +174,56 @@ def echo_card() -> AgentCard:
     )
 
 
-class Caller:
+class Caller(ScriptedUser):
     """A simulated user on its own core that calls bots."""
 
-    def __init__(self, world: World, name: str, core: ChatCore, user_id: int) -> None:
-        self.world = world
-        self.name = name
-        self.core = core
-        self.api = ChatAPI(core)
-        self.user_id = user_id
-        self.chat = ChatCaller(core, clock=world.clock, default_wait_s=30)
-        self.rpc = ServiceRPCRequester(core, user_id=user_id, clock=world.clock)
+    def __init__(self, world: testing.World, name: str, core: ChatCore) -> None:
+        super().__init__(world, name, core)
         self.contacts: dict[str, int] = {}
+
+    @functools.cached_property
+    def chat(self) -> ChatCaller:
+        return ChatCaller(self.core, clock=self.world.clock, default_wait_s=30)
+
+    @functools.cached_property
+    def rpc(self) -> ServiceRPCRequester:
+        return ServiceRPCRequester(self.core, user_id=self.user_id, clock=self.world.clock)
 
     async def connect(self, address: str) -> ContactRef:
         """Connect to a bot's address (auto-accepted) and wait until the contact is ready."""
         if address in self.contacts:
             return ContactRef(self.contacts[address])
+        since = len(self.events)
         with anyio.fail_after(WAIT_S):
-            async with self.core.events() as events:
-                await self.core.command(f"/_connect {self.user_id} {address}")
-                async for event in events:
-                    if event.get("type") == "contactConnected":
-                        contact_id = int(event["contact"]["contactId"])
-                        self.contacts[address] = contact_id
-                        return ContactRef(contact_id)
-        raise AssertionError("the event stream ended")
+            await self.api.connect(self.user_id, address)
+        event = await self.first_event("contactConnected", since=since)
+        contact_id = int(event["contact"]["contactId"])
+        self.contacts[address] = contact_id
+        return ContactRef(contact_id)
 
     async def plan(self, address: str) -> JSON:
         """What ``/_connect plan`` shows of the address, without connecting."""
-        with anyio.fail_after(WAIT_S):
-            return await self.core.command(f"/_connect plan {self.user_id} {address}")
+        return await self.cmd(f"/_connect plan {self.user_id} {address}")
 
 
-class World:
+class World(testing.World):
     """A seeded network on a manual clock, a task group, and the callers of a test."""
 
+    user_class = Caller
+
     def __init__(self, seed: int = 7) -> None:
-        self.clock = ManualClock()
-        self.network = SimNetwork(seed=seed, clock=self.clock)
-        self._stack = contextlib.AsyncExitStack()
-        self.tg: anyio.abc.TaskGroup | None = None
+        super().__init__(seed, wait_s=WAIT_S)
 
-    async def __aenter__(self) -> World:
-        self.tg = await self._stack.enter_async_context(anyio.create_task_group())
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self.tg is not None:
-            self.tg.cancel_scope.cancel()
-        await self._stack.__aexit__(exc_type, exc, tb)
+    @property
+    def tg(self) -> anyio.abc.TaskGroup:
+        return self.task_group
 
     async def caller(self, name: str) -> Caller:
         """A new caller. Make callers outside a bot's ``serving`` block: their cores live as
         long as the world."""
-        user = self.network.add_user(name)
-        core = await self._stack.enter_async_context(ChatCore(self.network.backend(name)))
-        return Caller(self, name, core, user.user_id)
+        user = await self.user(name)
+        assert isinstance(user, Caller)
+        return user
 
 
 def data_dir(tmp_path: Path, name: str = "bot") -> Path:

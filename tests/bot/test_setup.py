@@ -17,11 +17,11 @@ from simplex_protocols.declarations import (
     parse_link_data,
     protocols_from_preferences,
 )
+from simplex_protocols.sim.testing import RecordingBackend
 
 from .botkit import (
     REVISION,
     EchoAgent,
-    RecordingBackend,
     World,
     echo_card,
     make_tools,

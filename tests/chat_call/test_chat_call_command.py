@@ -1,9 +1,8 @@
-"""``/_call`` framing and mentions: unit tests, round trips and totality."""
+"""``/_call`` framing: unit tests, round trips and totality (mentions: tests/coretext)."""
 
 from __future__ import annotations
 
 import json
-import unicodedata
 from typing import Any
 
 import pytest
@@ -16,11 +15,8 @@ from simplex_protocols.chat_call import (
     format_call_command,
     format_mention,
     is_call_command,
-    is_protocol_name,
     parse_call_command,
-    parse_mention,
 )
-from simplex_protocols.chat_call._names import is_space
 from simplex_protocols.errors import (
     CallFormatError,
     CallFramingError,
@@ -257,65 +253,6 @@ def test_format_refuses_a_command_over_the_message_limit() -> None:
     assert format_call_command("mcp", {"x": "a" * 16_000}, check_size=False).startswith("/_call")
 
 
-# ------------------------------------------------------------------------------ mentions
-
-
-@pytest.mark.parametrize(
-    ("name", "mention"),
-    [
-        ("bob", "@bob"),
-        ("алиса", "@алиса"),
-        ("John Doe", "@'John Doe'"),
-        ("J.Doe", "@J.Doe"),
-        ("Acme Inc.", "@'Acme Inc.'"),
-        ("bot_", "@'bot_'"),
-        ("bot_1", "@bot_1"),
-        ("a+b", "@a+b"),
-        ("x\u00a0y", "@'x\u00a0y'"),
-        ("O'Brien", "@O'Brien"),
-        ("日本", "@日本"),
-        ("why?", "@'why?'"),
-        ("(x)", "@'(x)'"),
-        ("$", "@$"),
-    ],
-)
-@pytest.mark.requirement("CALL-CMD-4")
-def test_mention_forms(name: str, mention: str) -> None:
-    assert format_mention(name) == mention
-    assert parse_mention(mention) == name
-
-
-@pytest.mark.parametrize(
-    "name", ["", " bob", "#bob", "@bob", "'bob", "a\nb", "a\x00", "O'Brien Jr", "x'", "a\x7fb"]
-)
-def test_names_the_mention_syntax_cannot_carry(name: str) -> None:
-    with pytest.raises(CallFormatError) as info:
-        format_mention(name)
-    assert info.value.code == "bad_member_name"
-
-
-@pytest.mark.parametrize("text", ["bob", "@", "@'bob", "@bob x", "@'bob'x", "@bob.", "@ bob"])
-def test_parse_mention_refuses(text: str) -> None:
-    with pytest.raises(CallFramingError) as info:
-        parse_mention(text)
-    assert info.value.code == "bad_mention"
-
-
-def test_quoted_mention_of_a_plain_name_is_read() -> None:
-    assert parse_mention("@'bob'") == "bob"
-
-
-def test_is_space_follows_haskell_not_python() -> None:
-    assert is_space("\u3000") and is_space("\xa0") and is_space("\t")
-    assert not is_space("\u2028") and not is_space("\x1c") and not is_space("\x85")
-
-
-@pytest.mark.requirement("NAME-1")
-def test_protocol_names() -> None:
-    assert all(is_protocol_name(n) for n in ("mcp", "a2a", "x-1", "-", "0"))
-    assert not any(is_protocol_name(n) for n in ("", "MCP", "a_b", "a b", "é", "mcp\n"))
-
-
 # ------------------------------------------------------------------------------ properties
 
 json_leaf = (
@@ -361,12 +298,6 @@ def test_parse_format_round_trip(
     )
 
 
-@given(names)
-def test_mention_round_trip(name: str) -> None:
-    assume(_formattable(name))
-    assert parse_mention(format_mention(name)) == name
-
-
 @given(st.text())
 def test_any_text_parses_or_raises_a_framing_error(text: str) -> None:
     try:
@@ -389,20 +320,3 @@ def test_command_like_text_parses_or_raises_a_framing_error(text: str) -> None:
             command.protocol, command.request_text, member=command.member, check_size=False
         )
         assert parse_call_command(canonical) == command
-
-
-@given(st.text())
-def test_parse_mention_is_total(text: str) -> None:
-    try:
-        parse_mention(text)
-    except CallFramingError as exc:
-        assert exc.code == "bad_mention"
-
-
-@given(st.characters())
-def test_unquoted_name_rule_matches_view_name(ch: str) -> None:
-    # A one-character name is quoted exactly when it is a Haskell space or punctuation.
-    name = "a" + ch
-    assume(_formattable(name))
-    quoted = format_mention(name).startswith("@'")
-    assert quoted == (is_space(ch) or unicodedata.category(ch).startswith("P"))

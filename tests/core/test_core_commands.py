@@ -572,3 +572,14 @@ def test_datetime_is_written_in_utc() -> None:
         c.get_chats(1, before=when, count=1)
         == "/_get chats 1 before=2026-10-17T09:15:00.123Z count=1"
     )
+
+
+def test_command_names_are_the_first_word_of_what_the_builders_write() -> None:
+    # errors and records name these commands by the constants; they must not drift
+    for built in (
+        c.send_text(A, "hi"),
+        c.send_messages(G, [c.composed_text("hi")], ttl=30),
+    ):
+        assert built.split(" ", 1)[0] == c.SEND_VERB
+    built = c.send_service_request(1, "@shop.simplex", {"protocol": "mcp", "request": {}})
+    assert built.split(" ", 1)[0] == c.SERVICE_REQUEST_VERB

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import types
 from typing import Any
 
 import pytest
@@ -17,6 +16,7 @@ from simplex_protocols.core import (
     CoreOption,
     NativeBackend,
     WebSocketBackend,
+    _open,
     add_core_argument,
     default_core_option,
     open_core,
@@ -172,23 +172,18 @@ def test_open_core_string_errors_name_the_option() -> None:
     assert info.value.source == "--core"
 
 
-def test_open_core_resolves_sim_lazily_through_default_network(
+def test_open_core_resolves_sim_lazily_through_the_registered_backend(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     made: list[str] = []
     backend = FakeBackend("sim:dave")
 
-    class Network:
-        def backend(self, user: str) -> Any:
-            made.append(user)
-            return backend
+    def factory(option: CoreOption) -> Any:
+        assert option.user is not None
+        made.append(option.user)
+        return backend
 
-    fake_sim = types.ModuleType("simplex_protocols.sim")
-    fake_sim.default_network = Network  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "simplex_protocols.sim", fake_sim)
-    import simplex_protocols
-
-    monkeypatch.setattr(simplex_protocols, "sim", fake_sim, raising=False)
+    monkeypatch.setitem(_open._FACTORIES, CoreKind.SIMULATOR, factory)
     core = open_core("sim:dave")
     assert core.backend is backend
     assert made == ["dave"]
@@ -197,10 +192,8 @@ def test_open_core_resolves_sim_lazily_through_default_network(
 def test_open_core_sim_without_the_simulator_is_backend_unavailable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    fake_sim = types.ModuleType("simplex_protocols.sim")
-    monkeypatch.setitem(sys.modules, "simplex_protocols.sim", fake_sim)
-    import simplex_protocols
-
-    monkeypatch.setattr(simplex_protocols, "sim", fake_sim, raising=False)
+    # nothing registered, and the simulator cannot be imported
+    monkeypatch.delitem(_open._FACTORIES, CoreKind.SIMULATOR, raising=False)
+    monkeypatch.setitem(sys.modules, "simplex_protocols.sim", None)
     with pytest.raises(BackendUnavailableError, match=r"ws://127\.0\.0\.1:5225"):
         open_core("sim:erin")

@@ -164,7 +164,7 @@ async def test_address_plans_ok_own_known_and_contact_via_address() -> None:
         await bob.cmd_json(
             f"/_profile {bob.user_id}", {"displayName": "bob", "fullName": "", "contactLink": link}
         )
-        card = w.network.core("carol")
+        card = w.network.core("carol").ctx
         carol_user = card.db.users[carol.user_id]
         card.new_contact(
             carol_user,

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simplex_protocols._clock import ManualClock
 from simplex_protocols.sim import SimNetwork
-from simplex_protocols.sim._grammar import COMMANDS, parse_command
+from simplex_protocols.sim._cmd_reading import get_chat
+from simplex_protocols.sim._core import GRAMMAR
+
+COMMANDS = GRAMMAR.commands
+parse_command = GRAMMAR.parse
 
 _NETWORK = SimNetwork(seed=11, clock=ManualClock())
 _ALICE = _NETWORK.add_user("alice")
@@ -90,8 +96,52 @@ def test_commands_with_arbitrary_arguments_get_the_cores_errors(head: str, args:
 
 def test_every_pattern_has_a_handler() -> None:
     core = _NETWORK.core("alice")
+    for spec in core.grammar.commands:
+        assert callable(spec.handler), spec.pattern
+
+
+#: A value of each parameter type of the grammar, to write a command of each pattern.
+_SAMPLES = {
+    "int": "1",
+    "ids": "1,2",
+    "onoff": "on",
+    "word": "w",
+    "num": "1.5",
+    "role": "member",
+    "chatref": "@1",
+    "sendref": "#1",
+    "json": "{}",
+    "rest": "r",
+    "text": "t",
+    "delmode": "full",
+    "itemdel": "internal",
+    "resolve": "never",
+    "ttl": "5",
+    "page": "count=1",
+    "timepage": "count=1",
+    "contenttag": "text",
+}
+
+
+def _example(pattern: str) -> str:
+    """The shortest command a pattern describes: optional parts left out, each parameter a
+    sample of its type."""
+    text = pattern
+    while "[" in text:
+        text = re.sub(r"\[[^\[\]]*\]", "", text)
+    return re.sub(
+        r"<[A-Za-z_]+(?::([^>]+))?>",
+        lambda m: _SAMPLES.get(m.group(1) or "word", (m.group(1) or "").split("|")[0]),
+        text,
+    )
+
+
+def test_every_pattern_is_reachable_and_selects_its_own_handler() -> None:
+    # an earlier pattern that swallowed a later one's commands would shadow its handler
     for spec in COMMANDS:
-        assert callable(getattr(core, "cmd_" + spec.handler, None)), spec.pattern
+        parsed = parse_command(_example(spec.pattern))
+        assert not isinstance(parsed, str), (spec.pattern, parsed)
+        assert (parsed.pattern, parsed.handler) == (spec.pattern, spec.handler)
 
 
 def test_unknown_command_message_names_the_expected_syntax() -> None:
@@ -101,5 +151,5 @@ def test_unknown_command_message_names_the_expected_syntax() -> None:
     assert parse_command("/nope") == "Failed reading: unknown command '/nope'"
     parsed = parse_command("/_get chat #12 count=5   ")
     assert not isinstance(parsed, str)
-    assert parsed.handler == "get_chat"
+    assert parsed.handler is get_chat
     assert parsed.args["ref"] == "#12"

@@ -51,7 +51,7 @@ async def _responder(
     w: World, *, pq: str | None = "on", service_requests: bool = True
 ) -> tuple[Client, str]:
     bot = await w.user("bot", peer_type="bot", service_requests=service_requests)
-    link = await w.address(bot, pq=pq)
+    link = await w.address(bot, pq_ratchet=None if pq is None else pq == "on")
     return bot, link
 
 

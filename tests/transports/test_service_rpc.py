@@ -530,7 +530,7 @@ async def test_an_address_without_ratchet_keys_is_a_service_transport_error(
     async with Net() as net:
         alice = await net.peer("alice")
         bot = await net.bot("bot", service_requests=True)
-        link = await net.address(bot, pq=None)
+        link = await net.address(bot, pq_ratchet=None)
         requester = ServiceRPCRequester(alice.core, clock=net.clock)
         with anyio.fail_after(WAIT_S), pytest.raises(ServiceTransportError) as info:
             await requester.request(link, "echo", rpc_request(1))

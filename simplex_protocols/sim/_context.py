@@ -1,44 +1,62 @@
-"""The shared state and helpers of one simulated chat core.
+"""What the command groups and receive handlers of one simulated core share.
 
-:class:`CoreBase` holds the database, the client sessions and the output rules (a command's
-response goes to the session that sent it, before the events the command caused; events go
-to every attached session, or wait in a backlog while none is attached). The command and
-protocol handlers are mixins over it (``_cmd_*.py``, ``_receive.py``, ``_service.py``).
+:class:`CoreContext` holds one core's database (the store), its event emitter, its running
+state and a reference to the network (through :class:`NetworkPort`, the part of the network a
+core uses), with the helpers every handler needs: time and randomness, looking rows up,
+creating rows as the core assigns their IDs, the JSON of rows, and sending to peers. The
+handlers are plain functions that take it (``_cmd_*.py``, ``_rcv_*.py``, ``_requests.py``,
+``_service.py``); :class:`~simplex_protocols.sim.SimCore` owns one and dispatches to them.
 """
 
 from __future__ import annotations
 
 import copy
+import random
 import re
-import unicodedata
-from collections import deque
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from simplex_protocols import _wire
+from simplex_protocols._clock import Clock
+from simplex_protocols.coretext import is_valid_display_name, mk_valid_name
 
 from . import _records as rec
-from ._errors import ChatFailure, chat_error, command_error, store_error
-from ._links import b64url
+from ._delivery import LinkTarget, NameRecord, ServiceCall
+from ._errors import chat_error, command_error, store_error
+from ._faults import Faults
+from ._links import LinkRef, b64url, make_contact_link
+from ._session import Emitter, Session
 from ._store import (
     ConnRow,
     ContactRow,
     Database,
     GroupRow,
     ItemRow,
+    LinkRow,
     MemberRow,
     ProfileRow,
     UserRow,
 )
 
-if TYPE_CHECKING:
-    from ._network import SimNetwork
-
-__all__ = ["BACKLOG_LIMIT", "ChatFailure", "CoreBase", "Session", "event_text", "parse_int"]
+__all__ = [
+    "DEFERRED",
+    "Args",
+    "CoreContext",
+    "NetworkPort",
+    "PeerCore",
+    "event_text",
+    "json_arg",
+    "json_object",
+    "parse_int",
+]
 
 JSON = dict[str, Any]
 
-#: Events kept for a core while no client is attached; older ones are dropped first.
-BACKLOG_LIMIT = 10_000
+#: A command's parameters by name, as the grammar matched them (``None``: an absent part).
+Args = dict[str, str | None]
 
-_INVALID_NAME_CHARS = set(".,;/\\#@'\"~`")
+#: Returned by a handler whose response comes later (a blocking command).
+DEFERRED: JSON = {"type": "__deferred__"}
 
 _ADJECTIVES = (
     "Brave", "Calm", "Clever", "Eager", "Gentle", "Happy", "Jolly", "Kind", "Lively", "Merry",
@@ -50,51 +68,86 @@ _ANIMALS = (
 )  # fmt: skip
 
 
-class Session:
-    """One client attached to a core (a WebSocket connection or an in-process backend).
+class PeerCore(Protocol):
+    """Another core of the network, as a core sees it (the owner of a link, a name)."""
 
-    Frames for the client go into :attr:`outbox` with :meth:`push`, which wakes the task
-    waiting for this session (and only it), so a busy network does not wake idle clients.
+    ctx: CoreContext
+
+
+class NetworkPort(Protocol):
+    """The part of :class:`~simplex_protocols.sim.SimNetwork` a core uses."""
+
+    random: random.Random
+    clock: Clock
+    chaos: bool
+    faults: Faults
+    service_calls: dict[str, ServiceCall]
+
+    def core(self, name: str) -> PeerCore: ...
+
+    def next_router(self) -> str: ...
+
+    def changed(self) -> None: ...
+
+    def pump(self) -> None: ...
+
+    def send(
+        self,
+        src_core: str,
+        dst_core: str,
+        dst: str,
+        router: str,
+        body: JSON,
+        *,
+        src_agent: str | None = None,
+        receipt: list[int] | None = None,
+        msg_seq: int = 0,
+    ) -> None: ...
+
+    def pending_deliveries(self, agent_conn_ids: Iterable[str] | None = None) -> int: ...
+
+    def register_agent(self, agent_conn_id: str, core: str, router: str) -> None: ...
+
+    def core_of_agent(self, agent_conn_id: str) -> tuple[str, str] | None: ...
+
+    def introduce(
+        self, net_id: str, own_member: str, peer_member: str, core: str, agent: str
+    ) -> None: ...
+
+    def register_link(self, keys: Iterable[str], target: LinkTarget) -> None: ...
+
+    def unregister_link(self, keys: Iterable[str]) -> None: ...
+
+    def resolve_link(self, text: str) -> tuple[LinkRef, LinkTarget | None] | None: ...
+
+    def lookup_key(self, key: str) -> LinkTarget | None: ...
+
+    def name_record(self, full: str) -> NameRecord | None: ...
+
+
+class CoreContext:
+    """One core's store, emitter and state, and the helpers its handlers share.
+
+    Args:
+        network: the network the core is part of.
+        name: the core's name (its WebSocket path, its ``sim:NAME`` backend).
+        db: the core's database.
+        events: where the core's responses and events go.
+        started: whether the chat is running (as after ``/_start``).
     """
 
-    def __init__(self, core_name: str, number: int) -> None:
-        self.core_name = core_name
-        self.number = number
-        self.outbox: deque[JSON] = deque()
-        self.closed = False
-        self.wakeup: Any = None  # an anyio.Event set by push() or close(), made by the waiter
-
-    def push(self, frame: JSON) -> None:
-        """Queue a frame for the client and wake its waiting task."""
-        self.outbox.append(frame)
-        self.wake()
-
-    def close(self) -> None:
-        self.closed = True
-        self.wake()
-
-    def wake(self) -> None:
-        event, self.wakeup = self.wakeup, None
-        if event is not None:
-            event.set()
-
-    def __repr__(self) -> str:
-        return f"Session({self.core_name!r}, #{self.number}, closed={self.closed})"
-
-
-class CoreBase:
-    """State and helpers shared by the command and protocol handlers of one core."""
-
-    def __init__(self, network: SimNetwork, name: str, db: Database, *, started: bool) -> None:
+    def __init__(
+        self, network: NetworkPort, name: str, db: Database, events: Emitter, *, started: bool
+    ) -> None:
         self.network = network
         self.name = name
         self.db = db
+        self.events = events
         self.started = started
         self.service_requests = False
-        self.sessions: list[Session] = []
-        self.backlog: deque[JSON] = deque()
-        self._session_count = 0
-        self._deferred: list[JSON] | None = None
+        #: The session and correlation ID of the command running now (a blocking command
+        #: answers that session later).
+        self.current: tuple[Session | None, str] = (None, "")
         self.network_config: JSON = {
             "socksMode": "always",
             "hostMode": "onionViaSocks",
@@ -112,6 +165,13 @@ class CoreBase:
             "logTLSErrors": False,
         }
 
+    def __repr__(self) -> str:
+        return f"CoreContext({self.name!r})"
+
+    def peer(self, core_name: str) -> CoreContext:
+        """The context of a core of the network (this one's for its own name)."""
+        return self.network.core(core_name).ctx
+
     # ------------------------------------------------------------------ time and randomness
 
     def now(self) -> float:
@@ -123,56 +183,22 @@ class CoreBase:
     def random_id(self, nbytes: int = 12) -> str:
         return b64url(self.network.random.randbytes(nbytes))
 
-    # ------------------------------------------------------------------ sessions and output
-
-    def attach(self) -> Session:
-        """Attach a new client; it receives the backlog of events first."""
-        self._session_count += 1
-        session = Session(self.name, self._session_count)
-        session.outbox.extend(self.backlog)
-        self.backlog.clear()
-        self.sessions.append(session)
-        return session
-
-    def detach(self, session: Session) -> None:
-        session.close()
-        if session in self.sessions:
-            self.sessions.remove(session)
-
-    def drop_sessions(self) -> None:
-        for session in list(self.sessions):
-            self.detach(session)
-
-    def _decorate(self, resp: JSON) -> JSON:
-        if self.network.chaos:
-            resp = dict(resp)
-            resp["simChaos"] = {"note": "extra field added by the simulator's chaos mode"}
-        return resp
-
-    def reply(self, session: Session | None, corr_id: str, resp: JSON) -> None:
-        """Send a command's response to the session that sent the command."""
-        if session is None or session.closed:
-            return
-        session.push({"corrId": corr_id, "resp": self._decorate(resp)})
+    # ------------------------------------------------------------------ output
 
     def emit(self, resp: JSON) -> None:
-        """Send an event to every attached session (after the current command's response)."""
-        if self._deferred is not None:
-            self._deferred.append(resp)
-            return
-        frame = {"resp": self._decorate(resp)}
-        if not self.sessions:
-            self.backlog.append(frame)
-            while len(self.backlog) > BACKLOG_LIMIT:
-                self.backlog.popleft()
-            return
-        for session in self.sessions:
-            session.push(copy.deepcopy(frame) if len(self.sessions) > 1 else frame)
+        """Send an event to the core's clients (after the current command's response)."""
+        self.events.emit(resp)
 
-    def flush_deferred(self) -> None:
-        deferred, self._deferred = self._deferred, None
-        for resp in deferred or []:
-            self.emit(resp)
+    def emit_new_items(self, user: UserRow, items: list[ItemRow]) -> None:
+        """The ``newChatItems`` event of new items (none: no event)."""
+        if items:
+            self.events.emit(
+                {
+                    "type": "newChatItems",
+                    "user": self.user_json(user.user_id),
+                    "chatItems": [self.a_item(i) for i in items],
+                }
+            )
 
     # ------------------------------------------------------------------ users
 
@@ -229,18 +255,25 @@ class CoreBase:
     # ------------------------------------------------------------------ row creation
 
     def valid_display_name(self, name: Any) -> str:
-        if not isinstance(name, str) or not name:
-            raise chat_error("invalidDisplayName", displayName=str(name), validName="")
-        valid = "".join(ch for ch in name if ch not in _INVALID_NAME_CHARS).strip()
-        first_ok = name[0].isalnum() or unicodedata.category(name[0]).startswith("S")
-        if valid != name or len(name) > 50 or not first_ok:
-            raise chat_error("invalidDisplayName", displayName=name, validName=valid)
-        return name
+        """``name``, when the core accepts it as a display name.
+
+        Raises:
+            ChatFailure: ``invalidDisplayName`` with the valid name the core suggests.
+        """
+        if not is_valid_display_name(name):
+            valid = mk_valid_name(name) if isinstance(name, str) else ""
+            raise chat_error("invalidDisplayName", displayName=str(name), validName=valid)
+        return str(name)
 
     def new_profile(self, profile: JSON, *, incognito: bool = False) -> ProfileRow:
         row = ProfileRow(self.db.next_id("profiles"), copy.deepcopy(profile), "", incognito)
         self.db.profiles[row.profile_id] = row
         return row
+
+    def profile_row(self, profile: Any) -> ProfileRow:
+        """A profile row for a profile a peer sent (a placeholder when it sent none)."""
+        prof = profile if isinstance(profile, dict) else {"displayName": "unknown", "fullName": ""}
+        return self.new_profile(prof)
 
     def incognito_profile(self, user: UserRow) -> ProfileRow:
         """A random profile for one connection; it keeps the user's peer type."""
@@ -344,6 +377,48 @@ class CoreBase:
         self.db.members[m.group_member_id] = m
         return m
 
+    def new_group_row(
+        self,
+        user: UserRow,
+        profile: JSON,
+        *,
+        net_id: str,
+        role: str,
+        status: str,
+        member_id: str | None = None,
+        incognito_id: int | None = None,
+    ) -> GroupRow:
+        """A group row and the user's membership in it."""
+        ts = self.ts()
+        gid = self.db.next_id("groups")
+        my_profile = self.db.profiles[incognito_id] if incognito_id else self.user_profile(user)
+        g = GroupRow(
+            group_id=gid,
+            user_id=user.user_id,
+            local_display_name=self.unique_name(user.user_id, str(profile.get("displayName", ""))),
+            profile=copy.deepcopy(profile),
+            membership_id=0,
+            net_id=net_id,
+            created_at=ts,
+            updated_at=ts,
+            chat_ts=ts,
+        )
+        self.db.groups[gid] = g
+        m = self.new_member(
+            user,
+            gid,
+            member_id or self.random_id(12),
+            role,
+            "user",
+            status,
+            my_profile,
+            invited_by={"type": "user"},
+            contact_profile_id=self.user_profile(user).profile_id,
+            member_contact_id=user.user_contact_id,
+        )
+        g.membership_id = m.group_member_id
+        return g
+
     def new_item(
         self,
         user: UserRow,
@@ -393,7 +468,41 @@ class CoreBase:
             g = self.db.groups[chat_id]
             g.chat_ts = max(g.chat_ts or "", stamp)
 
-    # ------------------------------------------------------------------ JSON helpers
+    def new_link(
+        self, user: UserRow, kind: str, link_type: str, *, group_id: int | None = None
+    ) -> LinkRow:
+        """Create an address or group link on the user's router and publish it."""
+        group_link_id = self.random_id(16) if kind == "group" else None
+        full, short, key, queue_id = make_contact_link(
+            self.network.random, user.router, link_type, group_link_id=group_link_id
+        )
+        link_id = self.db.next_id("links")
+        conn = self.new_conn(user, "user_contact", "ready", link_id=link_id)
+        link = LinkRow(
+            link_id=link_id,
+            user_id=user.user_id,
+            kind=kind,
+            key=key,
+            queue_id=queue_id,
+            full=full,
+            short=short,
+            conn_id=conn.conn_id,
+            created_at=self.ts(),
+            group_id=group_id,
+            group_link_id=group_link_id,
+        )
+        self.db.links[link_id] = link
+        self.network.register_link(
+            [key, queue_id], LinkTarget(kind, self.name, link_id, user.router)
+        )
+        return link
+
+    def delete_link(self, link: LinkRow) -> None:
+        self.network.unregister_link([link.key, link.queue_id])
+        self.db.conns.pop(link.conn_id, None)
+        self.db.links.pop(link.link_id, None)
+
+    # ------------------------------------------------------------------ JSON of rows
 
     def a_item(self, item: ItemRow) -> JSON:
         return rec.a_chat_item(self.db, item, self.now())
@@ -406,6 +515,14 @@ class CoreBase:
 
     def member_json(self, m: MemberRow) -> JSON:
         return rec.group_member(self.db, m)
+
+    def member_info(self, m: MemberRow) -> JSON:
+        """A member as one core tells another about it (ID, role and profile)."""
+        return {
+            "memberId": m.member_id,
+            "role": m.role,
+            "profile": rec.profile(self.db.profiles[m.profile_id]),
+        }
 
     def profile_for_peer(self, user: UserRow, incognito_id: int | None) -> JSON:
         if incognito_id is not None:
@@ -445,12 +562,31 @@ class CoreBase:
 
 
 def parse_int(text: str | None) -> int:
+    """A command's number parameter (``commandError`` when it is not one)."""
     if text is None:
         raise command_error("missing number")
     try:
         return int(text)
     except ValueError:
         raise command_error(f"not a number: {text!r}") from None
+
+
+def json_arg(text: str | None, what: str) -> Any:
+    """Decode a command's JSON argument, refusing bad JSON as the core's parser does."""
+    if text is None:
+        raise command_error(f"{what}: JSON expected")
+    try:
+        return _wire.loads(text)
+    except _wire.WireJSONError as exc:
+        raise command_error(f"{what}: {exc}") from None
+
+
+def json_object(text: str | None, what: str) -> JSON:
+    """A command's JSON parameter that must be an object."""
+    value = json_arg(text, what)
+    if not isinstance(value, dict):
+        raise command_error(f"{what}: JSON object expected")
+    return value
 
 
 def event_text(content: JSON) -> str:
