@@ -24,7 +24,6 @@ are single runs (``time.perf_counter`` and ``time.process_time``).
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from typing import Any
 
@@ -33,7 +32,8 @@ from websockets.asyncio.client import connect
 from websockets.asyncio.server import ServerConnection, serve
 
 from simplex_protocols._wire import dumps, loads
-from simplex_protocols.core import ChatCore, WebSocketBackend
+from simplex_protocols.core import ChatCore, ContactRef, GroupRef, WebSocketBackend
+from simplex_protocols.core import commands as cmds
 from simplex_protocols.sim import SimNetwork, SimServer
 
 ROUND_TRIPS = 300
@@ -76,12 +76,13 @@ async def sim_command_round_trip() -> tuple[float, int]:
     best = float("inf")
     async with SimServer(network, port=0) as server:
         backend = WebSocketBackend(server.url("alice"), ping_interval=None)
+        command = cmds.show_active_user()
         async with ChatCore(backend) as core:
-            size = len(dumps({"corrId": "1", "resp": await core.command("/user")}))
+            size = len(dumps({"corrId": "1", "resp": await core.command(command)}))
             for _ in range(RUNS):
                 start = time.perf_counter()
                 for _ in range(ROUND_TRIPS):
-                    await core.command("/user")
+                    await core.command(command)
                 best = min(best, (time.perf_counter() - start) / ROUND_TRIPS)
     return best, size
 
@@ -92,7 +93,7 @@ async def _bot(core: ChatCore, ready: anyio.Event) -> None:
         async for event in events:
             if event.get("type") == "serviceRequest":
                 answer = handler(event["requestData"])
-                await core.command(f"/_service_response 1 {event['requestId']} {dumps(answer)}")
+                await core.command(cmds.send_service_response(1, event["requestId"], answer))
 
 
 async def service_round_trip() -> float:
@@ -101,7 +102,7 @@ async def service_round_trip() -> float:
     bot_user = network.add_user("bot", peer_type="bot", service_requests=True)
     link = bot_user.create_address(pq_ratchet=True)
     network.add_user("alice")
-    command = f"/_service_request 1 {link} {dumps(REQUEST)}"
+    command = cmds.send_service_request(1, link, REQUEST)
     best = float("inf")
     async with (
         ChatCore(network.backend("bot")) as bot,
@@ -147,18 +148,21 @@ def _group_with_unread(n: int) -> tuple[SimNetwork, int]:
     network = SimNetwork(seed=3)
     alice = network.add_user("alice")
     bob = network.add_user("bob")
-    created = alice.command(
-        f"/_group {alice.user_id} " + dumps({"displayName": "shop", "fullName": ""})
-    )
+    created = alice.command(cmds.new_group(alice.user_id, {"displayName": "shop", "fullName": ""}))
     gid = int(created["groupInfo"]["groupId"])
-    link = alice.command(f"/_create link #{gid}")["groupLink"]["connLinkContact"]["connShortLink"]
-    bob.command(f"/_connect {bob.user_id} {link}")
-    bob_gid = next(iter(bob.core.db.groups))
+    link = alice.command(cmds.create_group_link(gid))["groupLink"]["connLinkContact"][
+        "connShortLink"
+    ]
+    bob.command(cmds.connect(bob.user_id, link))
+    bob_group = GroupRef(next(iter(bob.core.db.groups)))
     for i in range(n):
-        bob.command(f"/_send #{bob_gid} text item {i}: trail shoes in stock, size {36 + i % 12}")
-    alice.command(f"/_read chat #{gid}")  # the join events; then only bob's messages are unread
+        bob.command(
+            cmds.send_text(bob_group, f"item {i}: trail shoes in stock, size {36 + i % 12}")
+        )
+    # the join events are read; then only bob's messages are unread
+    alice.command(cmds.chat_read(GroupRef(gid)))
     for i in range(n):
-        bob.command(f"/_send #{bob_gid} text again {i}")
+        bob.command(cmds.send_text(bob_group, f"again {i}"))
     alice.core.backlog.clear()
     bob.core.backlog.clear()
     return network, gid
@@ -169,17 +173,18 @@ async def drain_unread() -> tuple[float, float, int]:
     of 100."""
     network, gid = _group_with_unread(UNREAD)
     drained = 0
+    group = GroupRef(gid)
     async with ChatCore(network.backend("alice")) as core:
         start, cpu = time.perf_counter(), time.process_time()
-        stats = (await core.command(f"/_get chat #{gid} initial=1"))["chat"]["chatStats"]
+        stats = (await core.command(cmds.get_chat(group, initial=1)))["chat"]["chatStats"]
         pivot = int(stats["minUnreadItemId"])
-        first = await core.command(f"/_get chat #{gid} around={pivot} count=0")
+        first = await core.command(cmds.get_chat(group, around=pivot, count=0))
         items = first["chat"]["chatItems"]
         while items:
             ids = [int(i["meta"]["itemId"]) for i in items]
-            await core.command(f"/_read chat items #{gid} {','.join(map(str, ids))}")
+            await core.command(cmds.chat_items_read(group, ids))
             drained += len(items)
-            page = await core.command(f"/_get chat #{gid} after={ids[-1]} count={PAGE}")
+            page = await core.command(cmds.get_chat(group, after=ids[-1], count=PAGE))
             items = page["chat"]["chatItems"]
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     return elapsed, cpu, drained
@@ -193,15 +198,13 @@ async def list_chats() -> tuple[float, float, int]:
     network = SimNetwork(seed=4, clock=clock)
     alice = network.add_user("alice")
     for n in range(CHATS):
-        alice.command(
-            f"/_group {alice.user_id} " + json.dumps({"displayName": f"g{n}", "fullName": ""})
-        )
+        alice.command(cmds.new_group(alice.user_id, {"displayName": f"g{n}", "fullName": ""}))
         await clock.advance(0.001)  # chats differ in time, as in a real core (ms)
     alice.core.backlog.clear()
     listed = 0
     async with ChatCore(network.backend("alice")) as core:
         start, cpu = time.perf_counter(), time.process_time()
-        command = f"/_get chats {alice.user_id} pcc=off count={PAGE}"
+        command = cmds.get_chats(alice.user_id, pending_connections=False, count=PAGE)
         while True:
             chats = (await core.command(command))["chats"]
             listed += len(chats)
@@ -209,7 +212,9 @@ async def list_chats() -> tuple[float, float, int]:
                 break
             info = chats[-1]["chatInfo"]
             entity = info.get("groupInfo") or info.get("contact")
-            command = f"/_get chats {alice.user_id} pcc=off before={entity['chatTs']} count={PAGE}"
+            command = cmds.get_chats(
+                alice.user_id, pending_connections=False, before=entity["chatTs"], count=PAGE
+            )
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     return elapsed, cpu, listed
 
@@ -224,7 +229,7 @@ async def busy_run() -> tuple[float, float, float, float]:
     peers = []
     for n in range(PEERS):
         peer = network.add_user(f"peer{n}")
-        peer.command(f"/_connect {peer.user_id} {link}")
+        peer.command(cmds.connect(peer.user_id, link))
         contact = next(c for c in peer.core.db.contacts.values() if c.conn_id is not None)
         peers.append((peer.name, contact.contact_id))
     for name in network.core_names:
@@ -250,7 +255,7 @@ async def busy_run() -> tuple[float, float, float, float]:
 
         async def send_all(core: ChatCore, contact_id: int) -> None:
             for i in range(PEER_MESSAGES):
-                await core.command(f"/_send @{contact_id} text message {i}")
+                await core.command(cmds.send_text(ContactRef(contact_id), f"message {i}"))
 
         async with anyio.create_task_group() as tg:
             ready = anyio.Event()

@@ -41,6 +41,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 from mcp_sim import World, structured, world  # noqa: E402
 
 from mcp_server.http import HttpServer, bind_port  # noqa: E402
+from simplex_protocols.core import commands as cmds  # noqa: E402
+from simplex_protocols.core import parse_chat_ref  # noqa: E402
 
 ROUND_TRIPS = 40
 RUNS = 7
@@ -114,7 +116,7 @@ async def core_pages(w: World) -> int:
     """The ``/_get chats`` pages that ``list`` reads, sent to the core directly."""
     agent = w.server.info.agent
     count = 0
-    command = f"/_get chats {agent.user_id} pcc=off count=100"
+    command = cmds.get_chats(agent.user_id, pending_connections=False, count=100)
     while True:
         page = (await agent._command(command)).get("chats") or []
         count += len(page)
@@ -122,7 +124,8 @@ async def core_pages(w: World) -> int:
             return count
         last = page[-1]["chatInfo"]
         entity = last.get("contact") if last.get("type") == "direct" else last.get("groupInfo")
-        command = f"/_get chats {agent.user_id} pcc=off before={entity.get('chatTs') or entity.get('updatedAt')} count=100"
+        before = entity.get("chatTs") or entity.get("updatedAt")
+        command = cmds.get_chats(agent.user_id, pending_connections=False, before=before, count=100)
 
 
 def peak(label: str, seconds: float) -> str:
@@ -163,10 +166,8 @@ async def main() -> None:
             # 2a. list over 1,000 chats
             agent_user = w.network.user("my-agent")
             for n in range(1_000):
-                agent_user.command(
-                    f"/_group {agent_user.user_id} "
-                    + json.dumps({"displayName": f"Trail group {n}", "fullName": ""})
-                )
+                profile = {"displayName": f"Trail group {n}", "fullName": ""}
+                agent_user.command(cmds.new_group(agent_user.user_id, profile))
                 await w.clock.advance(0.001)  # chats differ in time, as in a real core (ms)
             print()
             print("large chats (time of the call, peak traced memory of the whole process):")
@@ -197,9 +198,11 @@ async def main() -> None:
             )
             agent = w.server.info.agent
             start = time.perf_counter()
-            stats = (await agent._command(f"/_get chat {chat} initial=1"))["chat"]["chatStats"]
-            await agent._command(f"/_get chat {chat} around={stats['minUnreadItemId']} count=0")
-            await agent._command(f"/_get chat {chat} after={stats['minUnreadItemId']} count=100")
+            ref = parse_chat_ref(chat)
+            stats = (await agent._command(cmds.get_chat(ref, initial=1)))["chat"]["chatStats"]
+            pivot = stats["minUnreadItemId"]
+            await agent._command(cmds.get_chat(ref, around=pivot, count=0))
+            await agent._command(cmds.get_chat(ref, after=pivot, count=100))
             core_reads = time.perf_counter() - start
             tracemalloc.start()
             start = time.perf_counter()

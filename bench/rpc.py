@@ -41,10 +41,10 @@ import anyio
 from mcp.client import Client
 from mcp.server.mcpserver import MCPServer
 
-from simplex_protocols._wire import dumps
 from simplex_protocols.bindings.mcp import is_final
 from simplex_protocols.bot import ResponderBot
 from simplex_protocols.core import ChatAPI, ChatCore, ContactRef
+from simplex_protocols.core import commands as cmds
 from simplex_protocols.sim import SimNetwork
 from simplex_protocols.transports import ChatCaller, ServiceRPCRequester
 
@@ -122,7 +122,7 @@ async def measure(name: str, calls: int, once: Callable[[int], Awaitable[None]])
 async def connect(core: ChatCore, user_id: int, address: str) -> ContactRef:
     with anyio.fail_after(30):
         async with core.events() as events:
-            await core.command(f"/_connect {user_id} {address}")
+            await core.command(cmds.connect(user_id, address))
             async for event in events:
                 if event.get("type") == "contactConnected":
                     return ContactRef(int(event["contact"]["contactId"]))
@@ -138,21 +138,21 @@ async def bare_responder(core: ChatCore, user_id: int, *, task_status: Any) -> N
             kind = event.get("type")
             if kind == "serviceRequest":
                 await core.command(
-                    f"/_service_response {user_id} {event['requestId']} {dumps(response)}"
+                    cmds.send_service_response(user_id, event["requestId"], response)
                 )
             elif kind == "newChatItems":
                 for aci in event["chatItems"]:
                     item = aci["chatItem"]
                     if item["content"]["type"] != "rcvMsgContent":
                         continue
-                    chat = aci["chatInfo"]["contact"]["contactId"]
+                    chat = ContactRef(aci["chatInfo"]["contact"]["contactId"])
                     reply = [
                         {
                             "msgContent": {"type": "text", "text": "pong"},
                             "quotedItemId": item["meta"]["itemId"],
                         }
                     ]
-                    await core.command(f"/_send @{chat} json {dumps(reply)}")
+                    await core.command(cmds.send_messages(chat, reply))
 
 
 async def sdk_in_process(calls: int) -> Figures:

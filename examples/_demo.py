@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from simplex_protocols.bot import ResponderBot
-from simplex_protocols.core import ChatCore, ContactRef, CoreKind, CoreOption, add_core_argument
+from simplex_protocols.core import (
+    ChatAPI,
+    ChatCore,
+    ContactRef,
+    CoreKind,
+    CoreOption,
+    add_core_argument,
+)
 from simplex_protocols.transports import ChatCaller, ServiceRPCRequester
 
 #: The rule that says when an answer in a conversation has ended: (request, message) -> bool.
@@ -81,7 +88,7 @@ async def demo(
                 "Service RPC response", await requester.request(bot.address, protocol, rpc_request)
             )
             async with core.events() as events:
-                await core.command(f"/_connect {user.user_id} {bot.address}")
+                await ChatAPI(core).connect(user.user_id, bot.address)
                 async for event in events:
                     if event.get("type") == "contactConnected":
                         contact = int(event["contact"]["contactId"])

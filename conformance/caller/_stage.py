@@ -16,22 +16,26 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
 import anyio.abc
+from simplex_chat.types import T
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from simplex_protocols import _wire
 from simplex_protocols._clock import Clock, ManualClock, SystemClock
 from simplex_protocols.chat_call import CallCommand, format_call_command, parse_call_command
-from simplex_protocols.core import ChatCore, event_type
+from simplex_protocols.core import ChatAPI, ChatCore, ChatRef, ContactRef, GroupRef, event_type
+from simplex_protocols.core import commands as cmds
 from simplex_protocols.errors import (
     CallFramingError,
+    CommandArgumentError,
     CoreConnectionError,
     CoreError,
     SignatureError,
+    UnexpectedResponseError,
 )
 from simplex_protocols.rpc import PublicKey
 from simplex_protocols.sim import SimNetwork, SimUser
@@ -185,7 +189,9 @@ class ScenarioRun:
     def command_time(self, receipt_t: float) -> float:
         """When the command a peer received at ``receipt_t`` passed the proxy (the client sent
         it just before); ``receipt_t`` when no command of the client was seen."""
-        sends = [c.t for c in self.commands if c.cmd.startswith("/_send") and c.t <= receipt_t]
+        sends = [
+            c.t for c in self.commands if c.cmd.startswith(cmds.SEND_VERB) and c.t <= receipt_t
+        ]
         return max(sends, default=receipt_t)
 
     def receipts_of(self, label: str) -> list[ChatReceipt]:
@@ -234,8 +240,16 @@ class _Peer:
             self.arrived[label] = anyio.Event()
         return self.arrived[label]
 
-    def ref(self, in_group: bool) -> str:
-        return f"#{self.group_id}" if in_group else f"@{self.contact_id}"
+    @property
+    def api(self) -> ChatAPI:
+        assert self.core is not None
+        return ChatAPI(self.core)
+
+    def ref(self, in_group: bool) -> ChatRef | None:
+        """Its chat with the client: the group, or the direct chat (``None`` when it has none)."""
+        if in_group:
+            return GroupRef(self.group_id) if self.group_id is not None else None
+        return ContactRef(self.contact_id) if self.contact_id is not None else None
 
     async def serve(self, task_status: anyio.abc.TaskStatus[None]) -> None:
         assert self.core is not None
@@ -253,12 +267,14 @@ class _Peer:
             return
 
     async def send(self, in_group: bool, text: str, quote: int | None) -> tuple[bool, str | None]:
-        assert self.core is not None
         message: JSON = {"msgContent": {"type": "text", "text": text}}
         if quote is not None:
             message["quotedItemId"] = quote
+        chat = self.ref(in_group)
+        if chat is None:
+            return False, "no chat with the client"
         try:
-            await self.core.command(f"/_send {self.ref(in_group)} json {_wire.dumps([message])}")
+            await self.api.send_messages(chat, [message])
         except CoreError as exc:
             return False, exc.error_type or str(exc)
         return True, None
@@ -373,16 +389,16 @@ class Stage:
     def _connect_direct(self, peer: _Peer) -> None:
         client = self.client_user
         assert client is not None
-        client.command(f"/_connect {client.user_id} {self.links[peer.key]}")
+        client.command(cmds.connect(client.user_id, self.links[peer.key]))
         self.network.process_timers()
         peer.contact_id = self._contact_id(peer.user, CLIENT_NAME)
 
     @staticmethod
     def _contact_id(user: SimUser, display_name: str) -> int:
-        listed = user.command(f"/_contacts {user.user_id}")
-        for contact in listed.get("contacts", []):
-            if contact.get("profile", {}).get("displayName") == display_name:
-                return int(contact["contactId"])
+        listed = cast("list[T.Contact]", user.command(cmds.list_contacts(user.user_id))["contacts"])
+        for contact in listed:
+            if contact["profile"]["displayName"] == display_name:
+                return contact["contactId"]
         raise RuntimeError(f"{user.name} has no contact {display_name!r}")
 
     def _build(self) -> None:
@@ -406,28 +422,31 @@ class Stage:
         assert client is not None
         members = [self._bot(key) for key in ("bob", "carol", "dave")]
         bob = members[0]
-        created = bob.user.command(
-            f"/_group {bob.user.user_id} {_wire.dumps({'displayName': GROUP_NAME, 'fullName': ''})}"
+        profile = {"displayName": GROUP_NAME, "fullName": ""}
+        created = cast(
+            "T.GroupInfo", bob.user.command(cmds.new_group(bob.user.user_id, profile))["groupInfo"]
         )
-        bob.group_id = int(created["groupInfo"]["groupId"])
-        link = bob.user.command(f"/_create link #{bob.group_id} member")["groupLink"]
+        bob.group_id = created["groupId"]
+        link = cast(
+            "T.GroupLink", bob.user.command(cmds.create_group_link(bob.group_id))["groupLink"]
+        )
         short = link["connLinkContact"]["connShortLink"]
         for user in (client, members[1].user, members[2].user):
-            user.command(f"/_connect {user.user_id} {short}")
+            user.command(cmds.connect(user.user_id, short))
             self.network.process_timers()
         for peer in members[1:]:
             peer.group_id = self._group_id(peer.user)
         self.client_group_id = self._group_id(client)
-        listed = client.command(f"/_members #{self.client_group_id}")
-        for member in listed["group"]["members"]:
-            self.member_ids[member["memberProfile"]["displayName"]] = int(member["groupMemberId"])
+        listed = client.command(cmds.list_members(self.client_group_id))
+        for member in cast("list[T.GroupMember]", listed["group"]["members"]):
+            self.member_ids[member["memberProfile"]["displayName"]] = member["groupMemberId"]
 
     @staticmethod
     def _group_id(user: SimUser) -> int:
-        groups = user.command(f"/_groups {user.user_id}")["groups"]
+        groups = cast("list[T.GroupInfo]", user.command(cmds.list_groups(user.user_id))["groups"])
         for group in groups:
-            if group.get("groupProfile", {}).get("displayName") == GROUP_NAME:
-                return int(group["groupId"])
+            if group["groupProfile"]["displayName"] == GROUP_NAME:
+                return group["groupId"]
         raise RuntimeError(f"{user.name} is not in the group")
 
     def _aliases(self) -> dict[str, set[str | int]]:
@@ -468,12 +487,14 @@ class Stage:
             request = a2a.build_a2a_request(call.method, call.params, request_id=call.request_id)
         text = format_call_command(self.protocol, request)
         bot_contact = self._contact_id(client, PEER_NAMES["bot"])
-        client.command(
-            f"/_send @{bot_contact} json {_wire.dumps([{'msgContent': {'type': 'text', 'text': text}}])}"
-        )
+        message = {"msgContent": {"type": "text", "text": text}}
+        client.command(cmds.send_messages(ContactRef(bot_contact), [message]))
         self.network.process_timers()
-        chat = bot.user.command(f"/_get chat @{bot.contact_id} count=1")
-        bot.seeded_item = int(chat["chat"]["chatItems"][-1]["meta"]["itemId"])
+        assert bot.contact_id is not None
+        chat = cast(
+            "T.AChat", bot.user.command(cmds.get_chat(ContactRef(bot.contact_id), count=1))["chat"]
+        )
+        bot.seeded_item = chat["chatItems"][-1]["meta"]["itemId"]
 
     # ------------------------------------------------------------------ the context
 
@@ -822,10 +843,8 @@ class Stage:
         # delay measured from here is never shorter than the client's own wait.
         answering = self.now()
         try:
-            await peer.core.command(
-                f"/_service_response {peer.user.user_id} {request_id} {_wire.dumps(answer)}"
-            )
-        except CoreError as exc:
+            await peer.api.send_service_response(peer.user.user_id, str(request_id), answer)
+        except (CoreError, UnexpectedResponseError, CommandArgumentError) as exc:
             run.harness_errors.append(f"{peer.key} could not answer a request: {exc}")
             return
         receipt.answer = answer

@@ -9,7 +9,9 @@ from typing import Any
 
 from conformance._model import Outcome
 from simplex_protocols._schema import validate
+from simplex_protocols.core import ChatAPI, ChatCore, GroupRef
 from simplex_protocols.declarations import check_commands, is_protocol_name
+from simplex_protocols.errors import UnexpectedResponseError
 
 from ._context import CheckContext
 from ._registry import check
@@ -134,14 +136,20 @@ def _group_protocols(group_info: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return protocols if isinstance(protocols, Mapping) else None
 
 
+async def _group_info(core: ChatCore, chat: object) -> Mapping[str, Any] | None:
+    """A group's info as a caller sees it; ``None`` when ``chat`` is not a group or the core
+    answers with something else."""
+    if not isinstance(chat, GroupRef):
+        return None
+    try:
+        return await ChatAPI(core).group_info(chat.group_id)
+    except UnexpectedResponseError:
+        return None
+
+
 async def _business_group_info(ctx: CheckContext) -> Mapping[str, Any] | None:
     identity = await ctx.caller("A")
-    chat = identity.chat
-    if chat is None or not str(chat).startswith("#"):
-        return None
-    response = await identity.core.command(f"/_info {chat}")
-    info = response.get("groupInfo")
-    return info if isinstance(info, Mapping) else None
+    return await _group_info(identity.core, identity.chat)
 
 
 @check(
@@ -193,9 +201,8 @@ async def group_preferences(ctx: CheckContext) -> Outcome:
     if ctx.state.cache.get("group-available"):
         setup = await ctx.environment.group()
         identity = ctx.session.identity("A")
-        response = await identity.core.command(f"/_info {setup.groups['A']}")
-        info = response.get("groupInfo")
-        protocols = _group_protocols(info) if isinstance(info, Mapping) else None
+        info = await _group_info(identity.core, setup.groups["A"])
+        protocols = _group_protocols(info) if info is not None else None
         if protocols is not None:
             seen["the test group"] = protocols
     if not seen:

@@ -15,7 +15,6 @@ import anyio.abc
 
 from conformance._model import ClockMode, LiveOptions, TargetUnreachableError
 from simplex_protocols._clock import Clock, SystemClock
-from simplex_protocols._wire import dumps
 from simplex_protocols.core import (
     ChatAPI,
     ChatCore,
@@ -26,8 +25,14 @@ from simplex_protocols.core import (
     event_user_id,
     open_core,
 )
-from simplex_protocols.discovery import AddressPlan, read_plan
-from simplex_protocols.errors import CoreConnectionError, CoreError, SimplexError
+from simplex_protocols.discovery import AddressPlan, plan_address
+from simplex_protocols.errors import (
+    CommandArgumentError,
+    CoreConnectionError,
+    CoreError,
+    SimplexError,
+    UnexpectedResponseError,
+)
 from simplex_protocols.rpc import SigningKey
 
 from ._clock import SteppedClock, drive_clock
@@ -84,11 +89,10 @@ async def read_facts(core: ChatCore, user_id: int, target: str) -> TargetFacts:
             address), or the core is gone.
     """
     try:
-        response = await core.command(f"/_connect plan {user_id} {target}")
-        plan = read_plan(target, response)
+        plan = await plan_address(ChatAPI(core), user_id, target)
     except CoreConnectionError as exc:
         raise TargetUnreachableError(f"the chat core was lost: {exc}") from exc
-    except CoreError as exc:
+    except (CoreError, UnexpectedResponseError, CommandArgumentError) as exc:
         raise TargetUnreachableError(f"the target cannot be read: {exc}") from exc
     return TargetFacts(target, plan, plan.protocols, _link_data(plan))
 
@@ -180,7 +184,7 @@ async def _connect(identity: Identity, facts: TargetFacts, clock: Clock) -> str 
     event = await _wait_event(
         core,
         clock,
-        lambda: core.command(f"/_connect {identity.user_id} {link}"),
+        lambda: api.connect(identity.user_id, link),
         lambda e: event_type(e) == "contactConnected" and event_user_id(e) == identity.user_id,
         "connecting to the bot",
     )
@@ -284,7 +288,7 @@ class SimEnvironment(_Base):
         event = await _wait_event(
             core,
             self.clock,
-            lambda: core.command(f"/_connect {user_id} {link}"),
+            lambda: ChatAPI(core).connect(user_id, link),
             lambda e: event_type(e) == "userJoinedGroup",
             "joining the test group",
         )
@@ -292,14 +296,12 @@ class SimEnvironment(_Base):
 
     async def _make_group(self) -> GroupSetup:
         owner = self.identities["A"]
-        created = await owner.core.command(
-            f"/_group {owner.user_id} {dumps({'displayName': GROUP_NAME, 'fullName': ''})}"
-        )
-        group_id = int(_dict(created.get("groupInfo"))["groupId"])
-        made = await owner.core.command(f"/_create link #{group_id} member")
-        link_info = _dict(_dict(made.get("groupLink")).get("connLinkContact"))
-        link = link_info.get("connShortLink") or link_info.get("connFullLink")
-        if not isinstance(link, str):
+        api = ChatAPI(owner.core)
+        created = await api.new_group(owner.user_id, {"displayName": GROUP_NAME, "fullName": ""})
+        group_id = created["groupId"]
+        link_info = (await api.create_group_link(group_id))["connLinkContact"]
+        link = link_info.get("connShortLink") or link_info["connFullLink"]
+        if not link:
             raise Untestable("the test group has no link")
         groups: dict[str, Any] = {"A": GroupRef(group_id)}
         second = reference_bot(
@@ -312,7 +314,6 @@ class SimEnvironment(_Base):
             await self._join(core, self.network.user(name).user_id, link)
         joiner = self.identities["B"]
         groups["B"] = GroupRef(await self._join(joiner.core, joiner.user_id, link))
-        api = ChatAPI(owner.core)
 
         async def everyone() -> list[Any]:
             while True:
@@ -445,7 +446,7 @@ class CoreEnvironment(_Base):
         event = await _wait_event(
             core,
             self.clock,
-            lambda: core.command(f"/_connect {identity.user_id} {link}"),
+            lambda: ChatAPI(core).connect(identity.user_id, link),
             lambda e: event_type(e) == "userJoinedGroup",
             "joining the test group",
         )

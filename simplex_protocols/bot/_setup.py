@@ -25,9 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from simplex_protocols.core import ChatAPI, commands
+from simplex_protocols.core import ChatAPI
 from simplex_protocols.declarations import ProtocolDeclarations, with_protocols
-from simplex_protocols.errors import UnexpectedResponseError
 
 __all__ = [
     "AddressSetup",
@@ -244,15 +243,7 @@ async def set_group_invitations(api: ChatAPI, user: Mapping[str, Any], accept: b
     """
     if bool(user.get("autoAcceptGroupInvitations", False)) == accept:
         return False
-    user_id = int(user["userId"])
-    response = await api.core.command(commands.set_auto_accept_group_invitations(user_id, accept))
-    if response.get("type") != "cmdOk":
-        raise UnexpectedResponseError(
-            ("cmdOk",),
-            str(response.get("type", "")),
-            response=response,
-            command="/_set accept group invitations",
-        )
+    await api.set_auto_accept_group_invitations(int(user["userId"]), accept)
     logger.info("Group invitations are %s", "accepted" if accept else "no longer accepted")
     return True
 

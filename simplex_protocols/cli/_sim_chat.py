@@ -29,13 +29,28 @@ import os
 import re
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
+from simplex_chat.types import CR, CEvt, T
 
-from simplex_protocols._wire import dumps
-from simplex_protocols.core import ChatCore, ChatRef, WebSocketBackend, chat_ref_of
-from simplex_protocols.errors import CoreConnectionError, CoreError, CoreOptionError
+from simplex_protocols.core import (
+    ChatAPI,
+    ChatCore,
+    ChatRef,
+    GroupRef,
+    WebSocketBackend,
+    chat_ref_of,
+    event_type,
+    parse_chat_ref,
+)
+from simplex_protocols.errors import (
+    CommandArgumentError,
+    CoreConnectionError,
+    CoreError,
+    CoreOptionError,
+    UnexpectedResponseError,
+)
 
 __all__ = ["HELP", "ChatClient", "render_text", "run_chat"]
 
@@ -49,6 +64,8 @@ HISTORY_ITEMS: Final = 20
 
 _QUOTED_COMMAND: Final = re.compile(r"/'([A-Za-z0-9_][^'`\n]*)'")
 _CHAT_REF: Final = re.compile(r"[@#][1-9][0-9]{0,14}")
+#: The directions of the items we wrote ourselves.
+_OWN_DIRECTIONS: Final = frozenset({"directSnd", "groupSnd", "localSnd"})
 
 
 def render_text(text: str) -> str:
@@ -62,44 +79,49 @@ def render_text(text: str) -> str:
     return "\n".join(lines)
 
 
-def _obj(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+# ------------------------------------------------------------------ views of chats and items
 
 
-def chat_name(chat_info: Mapping[str, Any]) -> str:
-    """The display name of a contact or group chat."""
-    if chat_info.get("type") == "direct":
-        profile = _obj(_obj(chat_info.get("contact")).get("profile"))
-    else:
-        profile = _obj(_obj(chat_info.get("groupInfo")).get("groupProfile"))
-    name = profile.get("displayName")
-    return name if isinstance(name, str) else "?"
+def chat_name(chat_info: T.ChatInfo) -> str:
+    """The display name of a contact or group chat (``"?"`` for other chats)."""
+    if chat_info["type"] == "direct":
+        return chat_info["contact"]["profile"]["displayName"]
+    if chat_info["type"] == "group":
+        return chat_info["groupInfo"]["groupProfile"]["displayName"]
+    return "?"
 
 
-def _sender(chat_info: Mapping[str, Any], chat_item: Mapping[str, Any]) -> str | None:
+def _sender(chat_info: T.ChatInfo, chat_item: T.ChatItem) -> str | None:
     """Who wrote an item: ``None`` for our own items."""
-    direction = _obj(chat_item.get("chatDir"))
-    kind = direction.get("type")
-    if kind in ("directSnd", "groupSnd", "localSnd"):
+    direction = chat_item["chatDir"]
+    if direction["type"] in _OWN_DIRECTIONS:
         return None
-    if kind == "groupRcv":
-        profile = _obj(_obj(direction.get("groupMember")).get("memberProfile"))
-        name = profile.get("displayName")
-        return name if isinstance(name, str) else "?"
+    if direction["type"] == "groupRcv":
+        return direction["groupMember"]["memberProfile"]["displayName"]
     return chat_name(chat_info)
 
 
-def _item_text(chat_item: Mapping[str, Any]) -> tuple[str, bool] | None:
+def _item_text(chat_item: T.ChatItem) -> tuple[str, bool] | None:
     """A message's text (``True``: a message), the text of an event item (``False``), or
     ``None`` for items not worth showing."""
-    content = _obj(chat_item.get("content"))
-    if content.get("type") in ("rcvMsgContent", "sndMsgContent"):
-        text = _obj(content.get("msgContent")).get("text")
-        return (render_text(text) if isinstance(text, str) else ""), True
-    described = _obj(chat_item.get("meta")).get("itemText")
-    if isinstance(described, str) and described:
-        return described, False
-    return None
+    content = chat_item["content"]
+    if content["type"] == "rcvMsgContent" or content["type"] == "sndMsgContent":
+        return render_text(content["msgContent"]["text"]), True
+    described = chat_item["meta"]["itemText"]
+    return (described, False) if described else None
+
+
+def _channel_link_data(planned: CR.ConnectionPlan) -> Mapping[str, Any] | None:
+    """The link data of a channel's link (a group link whose ``direct`` is off), which is
+    prepared before it is joined; ``None`` for every other link."""
+    plan = planned["connectionPlan"]
+    if plan["type"] != "groupLink":
+        return None
+    group = plan["groupLinkPlan"]
+    if group["type"] != "ok" or group.get("groupSLinkInfo_", {}).get("direct") is not False:
+        return None
+    data = group.get("groupSLinkData_")
+    return {} if data is None else data
 
 
 class ChatClient:
@@ -113,6 +135,7 @@ class ChatClient:
 
     def __init__(self, core: ChatCore, out: Callable[[str], None], display_name: str) -> None:
         self._core = core
+        self._api = ChatAPI(core)
         self._out = out
         self._display_name = display_name
         self.user_id = 0
@@ -122,21 +145,13 @@ class ChatClient:
 
     async def start(self) -> str:
         """The user (created when the core has none), the core started; returns its name."""
-        try:
-            user = _obj((await self._core.command("/user")).get("user"))
-        except CoreError as exc:
-            if exc.error_type != "noActiveUser":
-                raise
+        user = await self._api.active_user()
+        if user is None:
             profile = {"displayName": self._display_name, "fullName": "", "peerType": "human"}
-            created = await self._core.command(
-                f"/_create user {dumps({'profile': profile, 'pastTimestamp': False})}"
-            )
-            user = _obj(created.get("user"))
-        user_id = user.get("userId")
-        self.user_id = user_id if isinstance(user_id, int) else 1
-        await self._core.command("/_start")
-        name = _obj(user.get("profile")).get("displayName")
-        return name if isinstance(name, str) else self._display_name
+            user = await self._api.create_active_user(profile)
+        self.user_id = user["userId"]
+        await self._api.start_chat()
+        return user["profile"]["displayName"]
 
     async def run(self, lines: AsyncIterator[str]) -> int:
         """Show events and handle input lines until ``/quit`` or the end of input."""
@@ -172,7 +187,8 @@ class ChatClient:
                 await self._open(rest.strip())
             else:
                 await self._send(text)
-        except CoreError as exc:
+        except (CoreError, UnexpectedResponseError, CommandArgumentError) as exc:
+            # the core refused, or the input cannot be a command's argument: say so, go on
             self._joining = False
             self._out(f"error: {exc}")
         return True
@@ -181,57 +197,54 @@ class ChatClient:
         if not link or " " in link:
             self._out("/join LINK: the link to join, as printed (https://... or simplex:/...).")
             return
-        planned = await self._core.command(f"/_connect plan {self.user_id} {link}")
-        plan = _obj(planned.get("connectionPlan"))
+        planned = await self._api.connect_plan(self.user_id, link)
         # the connection's event may come before the command's response is handled
         self._joining = True
-        group = _obj(plan.get("groupLinkPlan"))
-        if (
-            plan.get("type") == "groupLink"
-            and _obj(group.get("groupSLinkInfo_")).get("direct") is False
-        ):
-            data = _obj(group.get("groupSLinkData_"))
-            conn_link = _obj(planned.get("connLink"))
-            links = [conn_link.get("connFullLink"), conn_link.get("connShortLink")]
-            both = " ".join(x for x in links if isinstance(x, str) and x) or link
-            prepared = await self._core.command(
-                f"/_prepare group {self.user_id} {both} direct=off {dumps(data)}"
+        channel = _channel_link_data(planned)
+        if channel is not None:
+            conn_link = planned["connLink"]
+            chat = await self._api.prepare_group(
+                self.user_id,
+                conn_link["connFullLink"] or link,
+                channel,
+                short_link=conn_link.get("connShortLink") or None,
+                direct=False,
             )
-            info = _obj(_obj(prepared.get("chat")).get("chatInfo"))
-            ref = chat_ref_of(info)
-            await self._core.command(f"/_connect group {ref} incognito=off")
+            ref = chat_ref_of(chat["chatInfo"])
+            if not isinstance(ref, GroupRef):
+                self._joining = False
+                self._out("error: the core prepared no group chat for the channel")
+                return
+            await self._api.connect_prepared_group(ref.group_id, incognito=False)
         else:
-            await self._core.command(f"/_connect {self.user_id} incognito=off {link}")
+            await self._api.connect(self.user_id, link, incognito=False)
         self._out("* connecting...")
 
     async def _address(self) -> None:
         """The contact address: shown, or created with auto-accept, so others can connect."""
-        try:
-            shown = await self._core.command(f"/_show_address {self.user_id}")
-            conn_link = _obj(_obj(shown.get("contactLink")).get("connLinkContact"))
-        except CoreError as exc:
-            if exc.error_type != "userContactLinkNotFound":
-                raise
-            created = await self._core.command(f"/_address {self.user_id}")
-            conn_link = _obj(created.get("connLinkContact"))
+        contact_link = await self._api.show_address(self.user_id)
+        if contact_link is not None:
+            conn_link = contact_link["connLinkContact"]
+        else:
+            conn_link = await self._api.create_address(self.user_id)
             settings = {"businessAddress": False, "autoAccept": {"acceptIncognito": False}}
-            await self._core.command(f"/_address_settings {self.user_id} {dumps(settings)}")
-        link = conn_link.get("connShortLink") or conn_link.get("connFullLink")
+            await self._api.set_address_settings(self.user_id, settings)
+        link = conn_link.get("connShortLink") or conn_link["connFullLink"]
         self._out(f"Your address (whoever connects by it becomes a contact): {link}")
 
     async def _chats(self) -> None:
-        response = await self._core.command(f"/_get chats {self.user_id} pcc=off count=100")
+        chats = await self._api.get_chats(self.user_id, pending_connections=False, count=100)
         shown = 0
-        for chat in response.get("chats") or []:
-            info = _obj(_obj(chat).get("chatInfo"))
+        for chat in chats:
+            info = chat["chatInfo"]
             ref = chat_ref_of(info)
             if ref is None:
                 continue
-            unread = _obj(_obj(chat).get("chatStats")).get("unreadCount")
+            unread = chat["chatStats"]["unreadCount"]
             line = f"{ref}  {chat_name(info)}"
             if self.open is not None and str(ref) == str(self.open):
                 line += "  (open)"  # its messages are on the screen
-            elif isinstance(unread, int) and unread:
+            elif unread:
                 line += f"  ({unread} unread)"
             self._out(line)
             shown += 1
@@ -243,28 +256,27 @@ class ChatClient:
             self._out("/open @N or #N: the chat's reference, as /chats shows it.")
             return
         try:
-            response = await self._core.command(f"/_get chat {text} count={HISTORY_ITEMS}")
+            chat = await self._api.get_chat(parse_chat_ref(text), count=HISTORY_ITEMS)
         except CoreError:
             self._out(f"No chat {text}. /chats lists the chats.")
             return
-        chat = _obj(response.get("chat"))
-        info = _obj(chat.get("chatInfo"))
+        info = chat["chatInfo"]
         ref = chat_ref_of(info)
         if ref is None:
             self._out(f"No chat {text}. /chats lists the chats.")
             return
         self.open = ref
         self._out(f"--- {ref} {chat_name(info)} ---")
-        for item in chat.get("chatItems") or []:
-            self._show_item(info, _obj(item), edited=False)
-        await self._core.command(f"/_read chat {ref}")
+        for item in chat["chatItems"]:
+            self._show_item(info, item, edited=False)
+        await self._api.read_chat(ref)
 
     async def _send(self, text: str) -> None:
         if self.open is None:
             self._out("No chat is open: /open @N or #N (/chats lists them).")
             return
-        message = [{"msgContent": {"type": "text", "text": text}}]
-        await self._core.command(f"/_send {self.open} json {dumps(message)}")
+        message = {"msgContent": {"type": "text", "text": text}}
+        await self._api.send_messages(self.open, [message])
 
     # ------------------------------------------------------------------ output
 
@@ -277,35 +289,31 @@ class ChatClient:
 
     def show_event(self, event: Mapping[str, Any]) -> None:
         """Show one event of the core, when a person would see it in an app."""
-        kind = event.get("type")
+        kind = event_type(event)
         if kind == "newChatItems":
-            for a_item in event.get("chatItems") or []:
-                a_item = _obj(a_item)
-                self._show_item(
-                    _obj(a_item.get("chatInfo")), _obj(a_item.get("chatItem")), edited=False
-                )
+            for a_item in cast("CEvt.NewChatItems", event)["chatItems"]:
+                self._show_item(a_item["chatInfo"], a_item["chatItem"], edited=False)
         elif kind == "chatItemUpdated":
-            a_item = _obj(event.get("chatItem"))
-            self._show_item(_obj(a_item.get("chatInfo")), _obj(a_item.get("chatItem")), edited=True)
-        elif kind in ("contactConnected", "userJoinedGroup"):
-            info = (
-                {"type": "direct", "contact": event.get("contact")}
-                if kind == "contactConnected"
-                else {"type": "group", "groupInfo": event.get("groupInfo")}
-            )
-            ref = chat_ref_of(info)
-            if ref is None:
-                return
-            verb = "connected to" if kind == "contactConnected" else "joined"
-            self._out(f"* {verb} {ref} {chat_name(info)}")
-            if self._joining or self.open is None:
-                self._joining = False
-                self.open = ref
-                self._out(f"--- {ref} {chat_name(info)} --- (open: plain text goes here)")
+            a_item = cast("CEvt.ChatItemUpdated", event)["chatItem"]
+            self._show_item(a_item["chatInfo"], a_item["chatItem"], edited=True)
+        elif kind == "contactConnected":
+            contact = cast("CEvt.ContactConnected", event)["contact"]
+            self._show_joined("connected to", {"type": "direct", "contact": contact})
+        elif kind == "userJoinedGroup":
+            group_info = cast("CEvt.UserJoinedGroup", event)["groupInfo"]
+            self._show_joined("joined", {"type": "group", "groupInfo": group_info})
 
-    def _show_item(
-        self, chat_info: Mapping[str, Any], chat_item: Mapping[str, Any], *, edited: bool
-    ) -> None:
+    def _show_joined(self, verb: str, chat_info: T.ChatInfo) -> None:
+        ref = chat_ref_of(chat_info)
+        if ref is None:
+            return
+        self._out(f"* {verb} {ref} {chat_name(chat_info)}")
+        if self._joining or self.open is None:
+            self._joining = False
+            self.open = ref
+            self._out(f"--- {ref} {chat_name(chat_info)} --- (open: plain text goes here)")
+
+    def _show_item(self, chat_info: T.ChatInfo, chat_item: T.ChatItem, *, edited: bool) -> None:
         ref = chat_ref_of(chat_info)
         shown = _item_text(chat_item)
         if ref is None or shown is None:

@@ -204,6 +204,10 @@ class ChatAPI:
         """Accept contact requests from group members automatically, or not."""
         await self._send(cmds.set_auto_accept_member_contacts(user_id, enable), "cmdOk")
 
+    async def set_auto_accept_group_invitations(self, user_id: int, enable: bool) -> None:
+        """Accept the group invitations of contacts automatically, or not (newest cores only)."""
+        await self._send(cmds.set_auto_accept_group_invitations(user_id, enable), "cmdOk")
+
     # ------------------------------------------------------------------ connecting
 
     async def connect_plan(self, user_id: int, target: str, **options: Any) -> CR.ConnectionPlan:

@@ -178,7 +178,7 @@ def _item_id(items: Any) -> int:
         if isinstance(item_id, int) and not isinstance(item_id, bool):
             return item_id
     raise UnexpectedResponseError(
-        ("newChatItems",), "newChatItems", command="/_send", code="malformed_frame"
+        ("newChatItems",), "newChatItems", command=cmds.SEND_VERB, code="malformed_frame"
     )
 
 

@@ -37,6 +37,7 @@ from simplex_protocols.core import (
     event_user_id,
     received_messages,
 )
+from simplex_protocols.core import commands as cmds
 from simplex_protocols.errors import (
     CallFormatError,
     CoreConnectionError,
@@ -230,7 +231,8 @@ class ChatResponder(EventResponder):
                     user = candidate
         if user is None:
             raise CoreError(
-                {"type": "error", "errorType": {"type": "noActiveUser"}}, command="/user"
+                {"type": "error", "errorType": {"type": "noActiveUser"}},
+                command=cmds.show_active_user(),
             )
         self.user_id = int(user["userId"])
         for name in (_profile_name(user, "profile"), _str(user.get("localDisplayName"))):

@@ -89,7 +89,7 @@ class ServiceRPCRequester:
             if user is None:
                 raise CoreError(
                     {"type": "error", "errorType": {"type": "noActiveUser"}},
-                    command="/user",
+                    command=cmds.show_active_user(),
                 )
             self._user_id = int(user["userId"])
         return self._user_id
@@ -166,7 +166,7 @@ class ServiceRPCRequester:
             timeout_s=timeout_s,
             sign_key=key.to_sign_key() if key is not None else None,
         )
-        verb = "/_service_request"
+        verb = cmds.SERVICE_REQUEST_VERB
 
         async def send() -> dict[str, Any]:
             return await self.core.command(cmd)

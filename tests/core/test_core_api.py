@@ -331,3 +331,18 @@ def test_small_views() -> None:
     assert chat_ref_of({"type": "direct", "contact": {"contactId": 10**16}}) is None
     assert chat_items({"chatItem": {"a": 1}}) == [{"a": 1}]
     assert chat_items({"chatItems": [{"a": 1}, 2]}) == [{"a": 1}]
+
+
+async def test_auto_accept_group_invitations_is_set_and_checked() -> None:
+    async def body(api: ChatAPI) -> None:
+        await api.set_auto_accept_group_invitations(1, True)
+        with pytest.raises(UnexpectedResponseError) as info:
+            await api.set_auto_accept_group_invitations(1, False)
+        assert info.value.received == "somethingElse"
+        assert info.value.command == "/_set accept group invitations 1 off"
+
+    backend = await run_api({"/_set accept group invitations 1 on": {"type": "cmdOk"}}, body)
+    assert [f["cmd"] for f in backend.sent] == [
+        "/_set accept group invitations 1 on",
+        "/_set accept group invitations 1 off",
+    ]
