@@ -353,9 +353,6 @@ class ServiceError(SimplexError):
 
     code = "service_error"
 
-    #: The envelope code this class stands for (``None`` on the base class, which keeps any code).
-    known_code: str | None = None
-
     def __init__(
         self,
         code: str,
@@ -388,53 +385,46 @@ class UnsupportedProtocolError(ServiceError):
     """``unsupported_protocol``: the responder does not serve the protocol over Service RPC."""
 
     code = "unsupported_protocol"
-    known_code: str | None = "unsupported_protocol"
 
 
 class UnsupportedVersionError(ServiceError):
     """``unsupported_version``: the responder does not serve the requested version."""
 
     code = "unsupported_version"
-    known_code: str | None = "unsupported_version"
 
 
 class BadRequestError(ServiceError):
     """``bad_request``: the envelope was invalid or ``requestKey`` was not the signer key."""
 
     code = "bad_request"
-    known_code: str | None = "bad_request"
 
 
 class ConversationRequiredError(ServiceError):
     """``conversation_required``: connect to the address and use the chat transport."""
 
     code = "conversation_required"
-    known_code: str | None = "conversation_required"
 
 
 class TooLargeError(ServiceError):
     """``too_large``: the response exceeded the size limit."""
 
     code = "too_large"
-    known_code: str | None = "too_large"
 
 
 class RateLimitedError(ServiceError):
     """``rate_limited``: repeat the request after :attr:`retry_after` seconds."""
 
     code = "rate_limited"
-    known_code: str | None = "rate_limited"
 
 
 class InternalServiceError(ServiceError):
     """``internal``: the responder failed."""
 
     code = "internal"
-    known_code: str | None = "internal"
 
 
 _SERVICE_ERRORS: dict[str, type[ServiceError]] = {
-    cls.known_code: cls
+    cls.code: cls
     for cls in (
         UnsupportedProtocolError,
         UnsupportedVersionError,
@@ -444,7 +434,6 @@ _SERVICE_ERRORS: dict[str, type[ServiceError]] = {
         RateLimitedError,
         InternalServiceError,
     )
-    if cls.known_code is not None
 }
 
 
