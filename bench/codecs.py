@@ -24,8 +24,8 @@ from simplex_protocols.rpc import (
     SigningKey,
     format_service_request,
     parse_service_request,
-    service_signature_input,
 )
+from simplex_protocols.rpc.advanced import service_signature_input
 
 REPEAT = 2000
 RUNS = 7

@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from .limits import MSG_NEW_ENVELOPE_BYTES, SERVICE_PAD_FRAMING_BYTES
+from ._framing import MSG_NEW_ENVELOPE_BYTES, SERVICE_PAD_FRAMING_BYTES
 
 __all__ = [
     "MAX_JSON_DEPTH",
@@ -267,7 +267,7 @@ def service_padded_size(value: Mapping[str, Any] | str, *, extra_framing_bytes: 
     """Bytes a service request or response takes before padding, framing included.
 
     The JSON (``value``: the text as the core writes it, or a value encoded with :func:`dumps`)
-    plus ``limits.SERVICE_PAD_FRAMING_BYTES`` (the 2-byte length of ``C.pad`` and the 1-byte
+    plus ``_framing.SERVICE_PAD_FRAMING_BYTES`` (the 2-byte length of ``C.pad`` and the 1-byte
     agent message tag) plus ``extra_framing_bytes`` (a request's reply queue address and
     signature field). The agent pads this to 11,106 bytes (``limits.SERVICE_PADDED_BYTES``); a
     longer one fails. ``simplex_protocols.rpc.check_service_size`` applies the whole rule.

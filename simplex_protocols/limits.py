@@ -1,6 +1,10 @@
 """Numeric limits of "Agent protocols over SimpleX" and of the SimpleX chat core.
 
 Every constant carries its unit in its name. The sources are given beside each value.
+
+The framing the core and the agent add around a message's JSON is internal to the size
+checks (``chat_call.fits_in_message``, ``rpc.check_service_size``); implementers who redo
+the Service RPC arithmetic find it in :mod:`simplex_protocols.rpc.advanced`.
 """
 
 from __future__ import annotations
@@ -12,36 +16,17 @@ __all__ = [
     "MAX_CHAT_MESSAGE_BYTES",
     "MAX_CHAT_REF_DIGITS",
     "MAX_SERVICE_JSON_BYTES",
-    "MSG_NEW_ENVELOPE_BYTES",
-    "MSG_UPDATE_ENVELOPE_BYTES",
     "RESPONSE_WINDOW_S",
     "SERVICE_PADDED_BYTES",
-    "SERVICE_PAD_FRAMING_BYTES",
 ]
 
 #: The core refuses a chat message whose encoded JSON exceeds this many bytes
 #: (spec "Chat transport" > "Message size"; core ``maxEncodedMsgLength``).
 MAX_CHAT_MESSAGE_BYTES: Final = 15_602
 
-#: Bytes of the ``x.msg.new`` envelope around a text message's JSON-escaped text, measured
-#: with core 7.1.0.11 (MCP server plan, "Card size").
-MSG_NEW_ENVELOPE_BYTES: Final = 114
-
-#: Bytes of the ``x.msg.update`` envelope around an edited text (MCP server plan, "Card size";
-#: 182 with a 30-day ttl).
-MSG_UPDATE_ENVELOPE_BYTES: Final = 168
-
 #: Before encryption, the agent pads a service request or response, its own framing
 #: included, to this many bytes; a longer one fails (spec "Service RPC transport").
 SERVICE_PADDED_BYTES: Final = 11_106
-
-#: Bytes of the agent's own framing around every service request and response JSON: the 2-byte
-#: length that ``C.pad`` writes before the padded message, and the 1-byte agent message tag
-#: (``'P'`` for ``AgentServiceResponse``, ``'A'`` for ``AgentServiceRequest``), in simplexmq
-#: ``Simplex.Messaging.Crypto.pad`` and ``Agent.Protocol`` (``e2eEncConnInfoLength PQSupportOn``
-#: is the 11,106). A request adds its reply queue address and signature field on top; see
-#: ``simplex_protocols.rpc.request_framing_bytes``.
-SERVICE_PAD_FRAMING_BYTES: Final = 3
 
 #: A request and a response SHOULD NOT exceed this many bytes of JSON (RPC-LIM-3).
 MAX_SERVICE_JSON_BYTES: Final = 10_000

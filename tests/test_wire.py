@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simplex_protocols import _wire
-from simplex_protocols.limits import MSG_NEW_ENVELOPE_BYTES
+from simplex_protocols._framing import MSG_NEW_ENVELOPE_BYTES
 
 
 def test_dumps_is_compact_and_keeps_utf8() -> None:

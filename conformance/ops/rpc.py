@@ -20,7 +20,6 @@ from conformance.ops import op
 from simplex_protocols.errors import SignatureError
 from simplex_protocols.rpc import (
     ABSENT,
-    PRESET_REPLY_QUEUE_INFO_BYTES,
     ErrorCode,
     PublicKey,
     ServiceErrorBody,
@@ -35,6 +34,7 @@ from simplex_protocols.rpc import (
     parse_service_request,
     parse_service_response,
 )
+from simplex_protocols.rpc.advanced import PRESET_REPLY_QUEUE_INFO_BYTES
 
 __all__: list[str] = []
 

@@ -22,7 +22,8 @@ import nacl.bindings as sodium
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed448, x448, x25519
 
-from simplex_protocols.rpc import SigningKey, core_encode_json
+from simplex_protocols.rpc import SigningKey
+from simplex_protocols.rpc.advanced import core_encode_json
 
 OUT = Path(__file__).resolve().parents[2] / "spec" / "vectors" / "rpc"
 GENERATOR = "scripts/vectors/rpc_sign.py"

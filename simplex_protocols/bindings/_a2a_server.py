@@ -75,7 +75,7 @@ __all__ = [
     "CANCEL_GRACE_S",
     "A2ABinding",
     "Authenticate",
-    "caller_of",
+    "a2a_caller_of",
     "route_a2a_sdk_logs",
 ]
 
@@ -138,18 +138,16 @@ def _call_of(context: ServerCallContext) -> _Call | None:
     return call if isinstance(call, _Call) else None
 
 
-def caller_of(context: ServerCallContext | RequestContext) -> Caller | None:
-    """The SimpleX caller of a request, for an agent: ``caller_of(context)`` in ``execute``.
+def a2a_caller_of(context: object) -> Caller | None:
+    """:func:`~simplex_protocols.bindings.caller_of` for an A2A context.
 
-    Args:
-        context: the ``RequestContext`` an ``AgentExecutor`` receives, or a
-            ``ServerCallContext``.
-
-    Returns:
-        The :class:`~simplex_protocols.bindings.Caller` (contact or group member, or the
-        Service RPC requester), or ``None`` for a request that did not come through SimpleX.
+    ``context`` is the ``RequestContext`` an ``AgentExecutor`` receives or a
+    ``ServerCallContext``; anything else, or a request that did not come through the binding,
+    gives ``None``.
     """
     server_context = context.call_context if isinstance(context, RequestContext) else context
+    if not isinstance(server_context, ServerCallContext):
+        return None
     call = _call_of(server_context)
     return call.caller if call is not None else None
 

@@ -3,7 +3,8 @@
 The MCP binding puts the :class:`~simplex_protocols.bindings.Caller` of each request in the
 SDK's request context (``ServerMessageMetadata.request_context``, the slot the SDK's HTTP entry
 fills with the Starlette request). Lowlevel handlers read it as ``ctx.request``, ``MCPServer``
-tools as ``ctx.request_context.request``; :func:`caller_of` reads either.
+tools as ``ctx.request_context.request``; :func:`mcp_caller_of` reads either (for handlers,
+:func:`simplex_protocols.bindings.caller_of`, which takes either SDK's context).
 
 A tool that cannot be answered in one Service RPC round trip (it reports progress over
 minutes, or streams notifications) declares it in one of three ways, all answered over Service
@@ -31,8 +32,8 @@ from simplex_protocols.transports import Caller, TransportKind
 
 __all__ = [
     "ConversationRequired",
-    "caller_of",
     "caller_principal",
+    "mcp_caller_of",
     "needs_conversation",
     "require_conversation",
 ]
@@ -60,19 +61,11 @@ class ConversationRequired(MCPError):
         self.reason = reason
 
 
-def caller_of(ctx: Any) -> Caller | None:
-    """The SimpleX caller of the request a handler is serving, or ``None``.
+def mcp_caller_of(ctx: Any) -> Caller | None:
+    """:func:`~simplex_protocols.bindings.caller_of` for an MCP context.
 
-    Args:
-        ctx: an ``MCPServer`` tool's ``Context``, or a lowlevel handler's (or a middleware's)
-            ``ServerRequestContext``.
-
-    Returns:
-        The :class:`~simplex_protocols.bindings.Caller` the transport passed to the binding:
-        the contact or the group member in a conversation, the signer key (or an anonymous
-        one-off key) over Service RPC. ``None`` when the request did not come through a SimpleX
-        binding (for example the same server served by the SDK over HTTP), or outside a
-        request.
+    ``ctx`` is an ``MCPServer`` tool's ``Context`` or a ``ServerRequestContext``; anything
+    else, a request that did not come through the binding, or no request at all gives ``None``.
     """
     request_context: Any
     if isinstance(ctx, Context):
@@ -126,7 +119,7 @@ def require_conversation(ctx: Any, reason: str | None = None) -> None:
     Raises:
         ConversationRequired: the caller is a Service RPC requester.
     """
-    caller = caller_of(ctx)
+    caller = mcp_caller_of(ctx)
     if caller is not None and caller.transport is TransportKind.RPC:
         raise ConversationRequired(reason)
 
@@ -147,7 +140,7 @@ def caller_principal(ctx: ServerRequestContext[Any, Any]) -> str | None:
     - A request that did not come through the binding (the server also served over HTTP):
       the SDK's default, the OAuth principal.
     """
-    caller = caller_of(ctx)
+    caller = mcp_caller_of(ctx)
     if caller is None:
         return authenticated_principal(ctx)
     if caller.transport is TransportKind.RPC and not caller.signed:

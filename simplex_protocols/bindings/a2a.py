@@ -2,13 +2,16 @@
 
 Bot side: :class:`A2ABinding` turns an ``a2a-sdk`` ``AgentExecutor`` into a
 :class:`~simplex_protocols.bindings.Binding` for both transports, with a persistent task store
-(SQLite by default, PostgreSQL by URL). Agents read their caller with :func:`caller_of`.
+(SQLite by default, PostgreSQL by URL). Agents read their caller with :func:`caller_of` (the
+same function as :func:`simplex_protocols.bindings.caller_of`).
 
 Caller side: :func:`build_a2a_request`, :func:`build_send_message` and
 :func:`build_subscribe_to_task` build requests with ``a2a-service-parameters``;
-:func:`check_no_credentials_in_group` guards group calls; :func:`is_final_message` tells when
-an answer has ended; :func:`read_result`, :func:`read_send_message_result`, :func:`read_task`,
-:func:`read_stream_item`, :func:`task_id_of` and :func:`text_of` read the answers.
+:func:`check_no_credentials_in_group` guards group calls; :func:`is_final_message`,
+:func:`ends_stream` and :func:`stream_item_state` tell when an answer or a stream has ended
+(:data:`STREAMING_METHODS` are the methods that stream); :func:`read_result`,
+:func:`read_send_message_result`, :func:`read_task`, :func:`read_stream_item`,
+:func:`task_id_of` and :func:`text_of` read the answers.
 
 Agent Card: :func:`simplex_interface`, :func:`with_simplex_interface` and
 :func:`agent_card_json` (for a website's :data:`AGENT_CARD_WELL_KNOWN_PATH`).
@@ -22,7 +25,6 @@ from simplex_protocols._exports import publish
 
 from ._a2a_card import AGENT_CARD_WELL_KNOWN_PATH as AGENT_CARD_WELL_KNOWN_PATH
 from ._a2a_card import agent_card_json as agent_card_json
-from ._a2a_card import card_credential_names as card_credential_names
 from ._a2a_card import simplex_interface as simplex_interface
 from ._a2a_card import with_simplex_interface as with_simplex_interface
 from ._a2a_client import RequestID as RequestID
@@ -36,42 +38,21 @@ from ._a2a_client import read_stream_item as read_stream_item
 from ._a2a_client import read_task as read_task
 from ._a2a_client import task_id_of as task_id_of
 from ._a2a_client import text_of as text_of
-from ._a2a_server import CANCEL_GRACE_S as CANCEL_GRACE_S
 from ._a2a_server import A2ABinding as A2ABinding
 from ._a2a_server import Authenticate as Authenticate
-from ._a2a_server import caller_of as caller_of
-from ._a2a_server import route_a2a_sdk_logs as route_a2a_sdk_logs
-from ._a2a_store import CONTEXTS_TABLE as CONTEXTS_TABLE
-from ._a2a_store import MAX_ID_CHARS as MAX_ID_CHARS
-from ._a2a_store import task_database_url as task_database_url
 from ._a2a_wire import A2A_BINDING_URI as A2A_BINDING_URI
-from ._a2a_wire import A2A_PROTOCOL as A2A_PROTOCOL
 from ._a2a_wire import DEFAULT_A2A_VERSION as DEFAULT_A2A_VERSION
-from ._a2a_wire import INTERRUPTED_STATES as INTERRUPTED_STATES
-from ._a2a_wire import PUSH_NOTIFICATION_METHODS as PUSH_NOTIFICATION_METHODS
-from ._a2a_wire import SERVICE_PARAMETERS_MEMBER as SERVICE_PARAMETERS_MEMBER
 from ._a2a_wire import STREAMING_METHODS as STREAMING_METHODS
-from ._a2a_wire import TERMINAL_STATES as TERMINAL_STATES
-from ._a2a_wire import VERSION_PARAMETER as VERSION_PARAMETER
 from ._a2a_wire import ends_stream as ends_stream
 from ._a2a_wire import is_final_message as is_final_message
-from ._a2a_wire import service_parameters_of as service_parameters_of
 from ._a2a_wire import stream_item_state as stream_item_state
+from ._caller import caller_of as caller_of
 
 __all__ = [
     "A2A_BINDING_URI",
-    "A2A_PROTOCOL",
     "AGENT_CARD_WELL_KNOWN_PATH",
-    "CANCEL_GRACE_S",
-    "CONTEXTS_TABLE",
     "DEFAULT_A2A_VERSION",
-    "INTERRUPTED_STATES",
-    "MAX_ID_CHARS",
-    "PUSH_NOTIFICATION_METHODS",
-    "SERVICE_PARAMETERS_MEMBER",
     "STREAMING_METHODS",
-    "TERMINAL_STATES",
-    "VERSION_PARAMETER",
     "A2ABinding",
     "Authenticate",
     "RequestID",
@@ -80,7 +61,6 @@ __all__ = [
     "build_send_message",
     "build_subscribe_to_task",
     "caller_of",
-    "card_credential_names",
     "check_no_credentials_in_group",
     "ends_stream",
     "is_final_message",
@@ -88,14 +68,11 @@ __all__ = [
     "read_send_message_result",
     "read_stream_item",
     "read_task",
-    "route_a2a_sdk_logs",
-    "service_parameters_of",
     "simplex_interface",
     "stream_item_state",
-    "task_database_url",
     "task_id_of",
     "text_of",
     "with_simplex_interface",
 ]
 
-publish(globals(), __all__)
+publish(globals(), __all__, defined_in="simplex_protocols.bindings._a2a_")

@@ -2,7 +2,8 @@
 
 Bot side: :class:`MCPBinding` serves any server built with the SDK (``MCPServer`` with its
 tool decorators, or a lowlevel ``Server``) over the chat transport and Service RPC. Tool
-authors use :func:`caller_of` (who is calling), :func:`needs_conversation` and
+authors use :func:`caller_of` (who is calling: the same function as
+:func:`simplex_protocols.bindings.caller_of`), :func:`needs_conversation` and
 :func:`require_conversation` (what cannot be served over Service RPC), and the bot keeps its
 ``requestState`` key with :func:`load_or_create_secret`.
 
@@ -16,12 +17,10 @@ See ``docs/bindings-mcp.md``.
 
 from __future__ import annotations
 
-import contextlib
+from simplex_protocols._exports import publish
 
+from ._caller import caller_of as caller_of
 from ._mcp_binding import MCPBinding as MCPBinding
-from ._mcp_binding import internal_error as internal_error
-from ._mcp_binding import oversize_error as oversize_error
-from ._mcp_binding import parse_error as parse_error
 from ._mcp_caller import DEFAULT_REVISION as DEFAULT_REVISION
 from ._mcp_caller import MCPResponse as MCPResponse
 from ._mcp_caller import MCPResponseError as MCPResponseError
@@ -33,7 +32,6 @@ from ._mcp_caller import is_final as is_final
 from ._mcp_caller import progress_of as progress_of
 from ._mcp_caller import read_response as read_response
 from ._mcp_context import ConversationRequired as ConversationRequired
-from ._mcp_context import caller_of as caller_of
 from ._mcp_context import caller_principal as caller_principal
 from ._mcp_context import needs_conversation as needs_conversation
 from ._mcp_context import require_conversation as require_conversation
@@ -51,26 +49,12 @@ __all__ = [
     "caller_principal",
     "choose_revision",
     "continue_request",
-    "internal_error",
     "is_final",
     "load_or_create_secret",
     "needs_conversation",
-    "oversize_error",
-    "parse_error",
     "progress_of",
     "read_response",
     "require_conversation",
 ]
 
-
-def _publish() -> None:
-    # Exported names report this module as theirs (reprs, tracebacks, docs).
-    for name in __all__:
-        obj = globals()[name]
-        module = getattr(obj, "__module__", None)
-        if isinstance(module, str) and module.startswith("simplex_protocols.bindings._mcp_"):
-            with contextlib.suppress(AttributeError, TypeError):
-                obj.__module__ = __name__
-
-
-_publish()
+publish(globals(), __all__, defined_in="simplex_protocols.bindings._mcp_")

@@ -10,8 +10,8 @@ Commands (CALL-CMD-1..4, NAME-1):
     :mod:`simplex_protocols.coretext`, the home of the core's text rules).
 
 Message size (CALL-SIZE-1..3):
-    :func:`message_size`, :func:`fits_in_message`, :func:`check_message_size`,
-    :func:`reply_budget`.
+    :func:`fits_in_message`, :func:`check_message_size`; the arithmetic behind them
+    (``message_size``, ``reply_budget``) is in :mod:`simplex_protocols.chat_call.advanced`.
 
 Caller (CALL-CLR-1..5):
     :class:`ReplyCollector` matches replies to a sent command and emits events
@@ -47,7 +47,6 @@ from ._collector import ReplyReceived as ReplyReceived
 from ._collector import Sender as Sender
 from ._collector import TextReplyReceived as TextReplyReceived
 from ._collector import jsonrpc_response_to as jsonrpc_response_to
-from ._command import CALL_PREFIX as CALL_PREFIX
 from ._command import CallCommand as CallCommand
 from ._command import format_call_command as format_call_command
 from ._command import is_call_command as is_call_command
@@ -60,11 +59,8 @@ from ._responder import is_addressed_to as is_addressed_to
 from ._responder import triage_call as triage_call
 from ._size import check_message_size as check_message_size
 from ._size import fits_in_message as fits_in_message
-from ._size import message_size as message_size
-from ._size import reply_budget as reply_budget
 
 __all__ = [
-    "CALL_PREFIX",
     "AnswerCompleted",
     "CallCommand",
     "CallCompleted",
@@ -93,10 +89,8 @@ __all__ = [
     "is_call_command",
     "is_protocol_name",
     "jsonrpc_response_to",
-    "message_size",
     "parse_call_command",
     "parse_mention",
-    "reply_budget",
     "triage_call",
 ]
 

@@ -23,12 +23,12 @@ the first problem instead. Format functions, for our own profiles, are strict.
 from __future__ import annotations
 
 from simplex_protocols._exports import publish
+from simplex_protocols._sitemaps import ChangeFrequency as ChangeFrequency
 
 from ._business import business_group_preferences as business_group_preferences
 from ._business import check_business_chat as check_business_chat
 from ._model import DEFAULT_AUDIENCE as DEFAULT_AUDIENCE
 from ._model import AddressLinkData as AddressLinkData
-from ._model import ChangeFrequency as ChangeFrequency
 from ._model import DeclarationSource as DeclarationSource
 from ._model import EffectiveValue as EffectiveValue
 from ._model import PeerType as PeerType

@@ -15,13 +15,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, NoReturn, TypeVar
 
+from simplex_protocols._sitemaps import ChangeFrequency
 from simplex_protocols.coretext import is_protocol_name
 from simplex_protocols.errors import DeclarationError
 
 __all__ = [
     "DEFAULT_AUDIENCE",
     "AddressLinkData",
-    "ChangeFrequency",
     "DeclarationSource",
     "EffectiveValue",
     "PeerType",
@@ -80,18 +80,6 @@ def peer_type(value: str) -> PeerType | str:
 
 #: The audience or ``serves`` value when the field is absent (DECL-AUD-2, DECL-SERVES-1).
 DEFAULT_AUDIENCE: frozenset[PeerType] = frozenset({PeerType.HUMAN})
-
-
-class ChangeFrequency(enum.StrEnum):
-    """``changeFrequency`` of a channel: the ``changefreq`` values of the Sitemaps protocol."""
-
-    ALWAYS = "always"
-    HOURLY = "hourly"
-    DAILY = "daily"
-    WEEKLY = "weekly"
-    MONTHLY = "monthly"
-    YEARLY = "yearly"
-    NEVER = "never"
 
 
 class Transport(enum.StrEnum):

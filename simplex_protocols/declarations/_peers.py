@@ -12,13 +12,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from simplex_protocols._schema import validate
+from simplex_protocols._sitemaps import ChangeFrequency
 from simplex_protocols.errors import DeclarationError
 
 from ._json import as_dict, problem
 from ._model import (
     DEFAULT_AUDIENCE,
     AddressLinkData,
-    ChangeFrequency,
     DeclarationSource,
     EffectiveValue,
     PeerType,

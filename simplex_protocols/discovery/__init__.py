@@ -21,14 +21,13 @@ bounded redirects, size caps, timeouts, no cookies. The document readers
 from __future__ import annotations
 
 from simplex_protocols._exports import publish
+from simplex_protocols.bindings._a2a_wire import A2A_BINDING_URI as A2A_BINDING_URI
 
 from ._documents import merge_addresses as merge_addresses
 from ._documents import read_agent_card as read_agent_card
 from ._documents import read_link_relations as read_link_relations
 from ._documents import read_llms_txt as read_llms_txt
 from ._documents import read_simplex_json as read_simplex_json
-from ._fetch import is_loopback_host as is_loopback_host
-from ._model import A2A_BINDING_URI as A2A_BINDING_URI
 from ._model import AddressSource as AddressSource
 from ._model import DiscoveryLimits as DiscoveryLimits
 from ._model import DiscoveryProblem as DiscoveryProblem
@@ -40,7 +39,6 @@ from ._plan import AddressPlan as AddressPlan
 from ._plan import plan_address as plan_address
 from ._plan import read_plan as read_plan
 from ._website import discover_website as discover_website
-from ._website import document_urls as document_urls
 
 __all__ = [
     "A2A_BINDING_URI",
@@ -53,8 +51,6 @@ __all__ = [
     "WebsiteAddress",
     "WebsiteDiscovery",
     "discover_website",
-    "document_urls",
-    "is_loopback_host",
     "merge_addresses",
     "plan_address",
     "read_agent_card",

@@ -26,6 +26,7 @@ from html.parser import HTMLParser
 from typing import Any, Final, TypeVar
 
 from simplex_protocols._wire import WireJSONError, loads
+from simplex_protocols.bindings._a2a_wire import A2A_BINDING_URI
 from simplex_protocols.errors import LinkError
 from simplex_protocols.links import (
     MAX_LINK_CHARS,
@@ -37,7 +38,7 @@ from simplex_protocols.links import (
 )
 from simplex_protocols.llmstxt import AddressType, parse_llms_txt
 
-from ._model import A2A_BINDING_URI, AddressSource, DiscoveryProblem, WebsiteAddress
+from ._model import AddressSource, DiscoveryProblem, WebsiteAddress
 
 __all__ = [
     "merge_addresses",

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any
 
 from simplex_protocols.errors import DiscoveryError
 from simplex_protocols.links import LinkKind
 from simplex_protocols.llmstxt import CommunicationsEntry
 
 __all__ = [
-    "A2A_BINDING_URI",
     "AddressSource",
     "DiscoveryLimits",
     "DiscoveryProblem",
@@ -20,10 +19,6 @@ __all__ = [
     "WebsiteAddress",
     "WebsiteDiscovery",
 ]
-
-#: The binding URI of the A2A binding over SimpleX (spec "A2A binding" > "Identification",
-#: A2A-ID-1). An Agent Card interface with this ``protocolBinding`` is a SimpleX interface.
-A2A_BINDING_URI: Final = "https://simplex.chat/protocol/a2a/v1"
 
 
 class AddressSource(StrEnum):

@@ -24,12 +24,12 @@ Public names:
 from __future__ import annotations
 
 from simplex_protocols._exports import publish
+from simplex_protocols._sitemaps import ChangeFrequency as ChangeFrequency
 
 from ._model import MAX_ENTRY_LINE_CHARS as MAX_ENTRY_LINE_CHARS
 from ._model import SIMPLEX_NETWORK as SIMPLEX_NETWORK
 from ._model import AddressType as AddressType
 from ._model import Audience as Audience
-from ._model import ChangeFrequency as ChangeFrequency
 from ._model import CommunicationsEntry as CommunicationsEntry
 from ._model import CommunicationsSection as CommunicationsSection
 from ._model import LLMsTxtDocument as LLMsTxtDocument

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from simplex_protocols._sitemaps import ChangeFrequency
 from simplex_protocols.errors import LLMsTxtError
 
 __all__ = [
@@ -13,7 +14,6 @@ __all__ = [
     "SIMPLEX_NETWORK",
     "AddressType",
     "Audience",
-    "ChangeFrequency",
     "CommunicationsEntry",
     "CommunicationsSection",
     "LLMsTxtDocument",
@@ -77,18 +77,6 @@ _PEER_TYPES: dict[Audience, tuple[str, ...]] = {
     Audience.AGENTS: ("agent",),
     Audience.PEOPLE_AND_AGENTS: ("human", "agent"),
 }
-
-
-class ChangeFrequency(StrEnum):
-    """The ``changefreq`` values of the Sitemaps protocol (LLMS-NOTES-4)."""
-
-    ALWAYS = "always"
-    HOURLY = "hourly"
-    DAILY = "daily"
-    WEEKLY = "weekly"
-    MONTHLY = "monthly"
-    YEARLY = "yearly"
-    NEVER = "never"
 
 
 @dataclass(frozen=True, slots=True)

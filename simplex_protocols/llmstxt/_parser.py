@@ -10,6 +10,7 @@ import dataclasses
 import re
 import unicodedata
 
+from simplex_protocols._sitemaps import ChangeFrequency
 from simplex_protocols.errors import LinkError, LLMsTxtError
 from simplex_protocols.links import LinkKind, SimplexLink, parse_simplex_link
 
@@ -18,7 +19,6 @@ from ._model import (
     SIMPLEX_NETWORK,
     AddressType,
     Audience,
-    ChangeFrequency,
     CommunicationsEntry,
     CommunicationsSection,
     LLMsTxtDocument,

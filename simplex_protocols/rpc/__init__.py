@@ -6,6 +6,9 @@ requester's retry rule (RPC-ERR-*), the size limits (RPC-LIM-2, RPC-LIM-3), and 
 signatures with the ``signerKey``/``requestKey`` encoding (RPC-SIG-*). Everything here is
 sans-IO except :class:`KeyStore`, which keeps signing keys in files.
 
+The arithmetic behind the size check and the bytes a signature covers are in
+:mod:`simplex_protocols.rpc.advanced`, for implementers who compare their numbers with ours.
+
 Responder::
 
     try:
@@ -25,8 +28,8 @@ Requester::
 from __future__ import annotations
 
 from simplex_protocols._exports import publish
+from simplex_protocols.coretext import is_protocol_name as is_protocol_name
 
-from ._corejson import core_encode_json as core_encode_json
 from ._envelope import ABSENT as ABSENT
 from ._envelope import Absent as Absent
 from ._envelope import ErrorCode as ErrorCode
@@ -39,33 +42,19 @@ from ._envelope import check_request_key as check_request_key
 from ._envelope import error_response as error_response
 from ._envelope import format_service_request as format_service_request
 from ._envelope import format_service_response as format_service_response
-from ._envelope import is_protocol_name as is_protocol_name
 from ._envelope import parse_service_request as parse_service_request
 from ._envelope import parse_service_response as parse_service_response
 from ._envelope import raise_for_response as raise_for_response
 from ._envelope import response_or_raise as response_or_raise
 from ._envelope import success_response as success_response
 from ._keystore import KeyStore as KeyStore
-from ._keystore import responder_id as responder_id
-from ._signing import SERVICE_SIGNATURE_DOMAIN as SERVICE_SIGNATURE_DOMAIN
 from ._signing import PublicKey as PublicKey
 from ._signing import SigningKey as SigningKey
-from ._signing import service_signature_input as service_signature_input
-from ._sizes import PRESET_REPLY_QUEUE_INFO_BYTES as PRESET_REPLY_QUEUE_INFO_BYTES
-from ._sizes import SIGNATURE_FIELD_BYTES as SIGNATURE_FIELD_BYTES
-from ._sizes import UNSIGNED_FIELD_BYTES as UNSIGNED_FIELD_BYTES
 from ._sizes import ServiceSize as ServiceSize
 from ._sizes import check_service_size as check_service_size
-from ._sizes import reply_queue_info_size as reply_queue_info_size
-from ._sizes import request_framing_bytes as request_framing_bytes
-from ._sizes import service_json_size as service_json_size
 
 __all__ = [
     "ABSENT",
-    "PRESET_REPLY_QUEUE_INFO_BYTES",
-    "SERVICE_SIGNATURE_DOMAIN",
-    "SIGNATURE_FIELD_BYTES",
-    "UNSIGNED_FIELD_BYTES",
     "Absent",
     "ErrorCode",
     "JSONValue",
@@ -79,7 +68,6 @@ __all__ = [
     "bad_request_for",
     "check_request_key",
     "check_service_size",
-    "core_encode_json",
     "error_response",
     "format_service_request",
     "format_service_response",
@@ -87,12 +75,7 @@ __all__ = [
     "parse_service_request",
     "parse_service_response",
     "raise_for_response",
-    "reply_queue_info_size",
-    "request_framing_bytes",
-    "responder_id",
     "response_or_raise",
-    "service_json_size",
-    "service_signature_input",
     "success_response",
 ]
 

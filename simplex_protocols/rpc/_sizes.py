@@ -13,7 +13,7 @@ The framing, from simplexmq (``Simplex.Messaging.Agent.Protocol``, ``Crypto``, `
 - the double ratchet pads that message to ``e2eEncConnInfoLength PQSupportOn = 11106`` with
   ``C.pad``: a 2-byte length, the message, ``'#'`` up to the size, failing when longer.
 
-So a response takes 3 bytes besides its JSON (:data:`~simplex_protocols.limits.SERVICE_PAD_FRAMING_BYTES`),
+So a response takes 3 bytes besides its JSON (:data:`SERVICE_PAD_FRAMING_BYTES`),
 and a request takes 3 + 1 + the reply queue address + 1 (unsigned) or 111 (signed). The reply
 queue address depends on the requester's server; :func:`reply_queue_info_size` computes it and
 :data:`PRESET_REPLY_QUEUE_INFO_BYTES` is the size for a preset server with a domain and an onion
@@ -27,12 +27,9 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from simplex_protocols import _wire
+from simplex_protocols._framing import SERVICE_PAD_FRAMING_BYTES
 from simplex_protocols.errors import MessageTooLargeError
-from simplex_protocols.limits import (
-    MAX_SERVICE_JSON_BYTES,
-    SERVICE_PAD_FRAMING_BYTES,
-    SERVICE_PADDED_BYTES,
-)
+from simplex_protocols.limits import MAX_SERVICE_JSON_BYTES, SERVICE_PADDED_BYTES
 
 from ._corejson import core_encode_json
 from ._envelope import (

@@ -3,7 +3,8 @@
 Chat transport (:mod:`simplex_protocols.transports.chat`, spec "Chat transport"):
     :class:`ChatCaller` / :func:`call` send ``/_call`` and collect the replies that quote it
     (:class:`ChatCallResult`, :class:`Answer`); :class:`ChatResponder` answers ``/_call`` for
-    the protocols a bot serves.
+    the protocols a bot serves, passing its bindings the :class:`Caller` of each command
+    (:func:`message_caller`).
 
 Service RPC transport (:mod:`simplex_protocols.transports.service_rpc`, spec "Service RPC
 transport"):
@@ -29,7 +30,6 @@ from ._binding import Caller as Caller
 from ._binding import Emit as Emit
 from ._binding import EnvelopeOutcome as EnvelopeOutcome
 from ._binding import TransportKind as TransportKind
-from .chat import COMMAND_CONTENT_TYPES as COMMAND_CONTENT_TYPES
 from .chat import Answer as Answer
 from .chat import CallRecord as CallRecord
 from .chat import ChatCaller as ChatCaller
@@ -37,22 +37,16 @@ from .chat import ChatCallResult as ChatCallResult
 from .chat import ChatResponder as ChatResponder
 from .chat import FinalRule as FinalRule
 from .chat import call as call
-from .chat import caller_of as caller_of
 from .chat import internal_error_for as internal_error_for
-from .service_rpc import DEFAULT_MAX_RETRY_AFTER_S as DEFAULT_MAX_RETRY_AFTER_S
-from .service_rpc import DEFAULT_RESPONSE_MARGIN_S as DEFAULT_RESPONSE_MARGIN_S
+from .chat import message_caller as message_caller
 from .service_rpc import HARD_STOP_MARGIN_S as HARD_STOP_MARGIN_S
 from .service_rpc import RateLimit as RateLimit
-from .service_rpc import RateLimiter as RateLimiter
 from .service_rpc import ResponseLimit as ResponseLimit
 from .service_rpc import RPCAnswer as RPCAnswer
 from .service_rpc import ServiceRPCRequester as ServiceRPCRequester
 from .service_rpc import ServiceRPCResponder as ServiceRPCResponder
 
 __all__ = [
-    "COMMAND_CONTENT_TYPES",
-    "DEFAULT_MAX_RETRY_AFTER_S",
-    "DEFAULT_RESPONSE_MARGIN_S",
     "HARD_STOP_MARGIN_S",
     "Answer",
     "Binding",
@@ -66,14 +60,13 @@ __all__ = [
     "FinalRule",
     "RPCAnswer",
     "RateLimit",
-    "RateLimiter",
     "ResponseLimit",
     "ServiceRPCRequester",
     "ServiceRPCResponder",
     "TransportKind",
     "call",
-    "caller_of",
     "internal_error_for",
+    "message_caller",
 ]
 
 publish(globals(), __all__)

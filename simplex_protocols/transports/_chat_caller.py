@@ -21,8 +21,8 @@ from simplex_protocols.chat_call import (
     ReplyCollector,
     Sender,
     format_call_command,
-    message_size,
 )
+from simplex_protocols.chat_call.advanced import message_size
 from simplex_protocols.core import ChatAPI, ChatCore, ChatRef, ContactRef, GroupRef, event_type
 from simplex_protocols.core import commands as cmds
 from simplex_protocols.errors import (

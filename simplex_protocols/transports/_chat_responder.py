@@ -49,7 +49,7 @@ from ._binding import Binding, Caller, TransportKind
 from ._common import CallRecord, log_call, logger, method_of, served_bindings, shielded
 from ._server import Call, EventResponder
 
-__all__ = ["COMMAND_CONTENT_TYPES", "ChatResponder", "internal_error_for"]
+__all__ = ["COMMAND_CONTENT_TYPES", "ChatResponder", "internal_error_for", "message_caller"]
 
 #: Message content types whose text can carry a command (AMB-17, reading B): text, and text
 #: with a link preview. Captions of images, files and other media do not.
@@ -96,7 +96,7 @@ def _peer_type(obj: Any, key: str) -> str | None:
     return _str(profile.get("peerType")) if isinstance(profile, Mapping) else None
 
 
-def caller_of(message: ReceivedMessage) -> Caller | None:
+def message_caller(message: ReceivedMessage) -> Caller | None:
     """The :class:`Caller` of a received command: the contact, or the group member.
 
     Keys: ``chat:@<contactId>`` in a direct chat, ``chat:#<groupId>/<groupMemberId>`` in a
@@ -278,7 +278,7 @@ class ChatResponder(EventResponder):
         chat = message.chat_ref
         if chat is None:
             return None
-        caller = caller_of(message)
+        caller = message_caller(message)
         if caller is None:
             return None
         names = self.names | _membership_names(message) if caller.in_group else self.names

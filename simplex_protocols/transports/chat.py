@@ -4,7 +4,8 @@
   collects the replies that quote it (CALL-CLR-1..5), returning a :class:`ChatCallResult`;
 - bot: :class:`ChatResponder` answers every ``/_call`` for the protocols the bot serves, in
   direct chats and groups, through its bindings (CALL-BOT-1, CALL-GRP-1/2, CALL-REP-1,
-  CALL-SIZE-3).
+  CALL-SIZE-3); :func:`message_caller` is the :class:`~simplex_protocols.transports.Caller` it
+  passes them for a received command.
 """
 
 from __future__ import annotations
@@ -16,14 +17,12 @@ from ._chat_caller import ChatCaller as ChatCaller
 from ._chat_caller import ChatCallResult as ChatCallResult
 from ._chat_caller import FinalRule as FinalRule
 from ._chat_caller import call as call
-from ._chat_responder import COMMAND_CONTENT_TYPES as COMMAND_CONTENT_TYPES
 from ._chat_responder import ChatResponder as ChatResponder
-from ._chat_responder import caller_of as caller_of
 from ._chat_responder import internal_error_for as internal_error_for
+from ._chat_responder import message_caller as message_caller
 from ._common import CallRecord as CallRecord
 
 __all__ = [
-    "COMMAND_CONTENT_TYPES",
     "Answer",
     "CallRecord",
     "ChatCallResult",
@@ -31,8 +30,8 @@ __all__ = [
     "ChatResponder",
     "FinalRule",
     "call",
-    "caller_of",
     "internal_error_for",
+    "message_caller",
 ]
 
 publish(globals(), __all__)

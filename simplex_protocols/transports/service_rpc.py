@@ -12,23 +12,17 @@ from simplex_protocols._exports import publish
 
 from ._common import CallRecord as CallRecord
 from ._ratelimit import RateLimit as RateLimit
-from ._ratelimit import RateLimiter as RateLimiter
-from ._rpc_requester import DEFAULT_MAX_RETRY_AFTER_S as DEFAULT_MAX_RETRY_AFTER_S
 from ._rpc_requester import ServiceRPCRequester as ServiceRPCRequester
-from ._rpc_responder import DEFAULT_RESPONSE_MARGIN_S as DEFAULT_RESPONSE_MARGIN_S
 from ._rpc_responder import HARD_STOP_MARGIN_S as HARD_STOP_MARGIN_S
 from ._rpc_responder import ResponseLimit as ResponseLimit
 from ._rpc_responder import RPCAnswer as RPCAnswer
 from ._rpc_responder import ServiceRPCResponder as ServiceRPCResponder
 
 __all__ = [
-    "DEFAULT_MAX_RETRY_AFTER_S",
-    "DEFAULT_RESPONSE_MARGIN_S",
     "HARD_STOP_MARGIN_S",
     "CallRecord",
     "RPCAnswer",
     "RateLimit",
-    "RateLimiter",
     "ResponseLimit",
     "ServiceRPCRequester",
     "ServiceRPCResponder",

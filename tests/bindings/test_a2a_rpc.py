@@ -12,11 +12,8 @@ from test_a2a_support import ScriptedExecutor, call, make_card, rpc_caller, send
 
 from simplex_protocols._clock import ManualClock
 from simplex_protocols.bindings import EnvelopeOutcome
-from simplex_protocols.bindings.a2a import (
-    CANCEL_GRACE_S,
-    A2ABinding,
-    build_subscribe_to_task,
-)
+from simplex_protocols.bindings._a2a_server import CANCEL_GRACE_S
+from simplex_protocols.bindings.a2a import A2ABinding, build_subscribe_to_task
 
 pytestmark = pytest.mark.anyio
 

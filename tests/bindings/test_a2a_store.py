@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from test_a2a_support import ScriptedExecutor, ask_one, call, contact, make_card, send
 
-from simplex_protocols.bindings.a2a import CONTEXTS_TABLE, A2ABinding, task_database_url
+from simplex_protocols.bindings._a2a_store import CONTEXTS_TABLE, task_database_url
+from simplex_protocols.bindings.a2a import A2ABinding
 from simplex_protocols.errors import BindingConfigError
 
 pytestmark = pytest.mark.anyio
@@ -99,6 +100,15 @@ async def test_a_closed_binding_refuses_to_reopen() -> None:
         ("sqlite:////abs/tasks.db", "sqlite+aiosqlite:////abs/tasks.db"),
         ("sqlite+aiosqlite:///:memory:", "sqlite+aiosqlite:///:memory:"),
         ("mysql://u:p@h/d", "mysql+aiomysql://u:p@h/d"),
+        # The examples docs/bindings-a2a.md gives in prose.
+        (
+            "postgresql://desk:secret@db.internal/anvils",
+            "postgresql+asyncpg://desk:secret@db.internal/anvils",
+        ),
+        (
+            "sqlite:////var/lib/anvil-desk/tasks.db",
+            "sqlite+aiosqlite:////var/lib/anvil-desk/tasks.db",
+        ),
     ],
 )
 def test_database_urls_get_the_sdk_extras_async_drivers(given: str, url: str) -> None:

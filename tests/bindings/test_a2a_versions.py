@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from test_a2a_support import ScriptedExecutor, ask_one, call, contact, make_card, send
 
-from simplex_protocols.bindings.a2a import SERVICE_PARAMETERS_MEMBER, A2ABinding
+from simplex_protocols.bindings._a2a_wire import SERVICE_PARAMETERS_MEMBER
+from simplex_protocols.bindings.a2a import A2ABinding
 from simplex_protocols.errors import BindingConfigError
 
 pytestmark = pytest.mark.anyio

@@ -11,6 +11,9 @@ from a2a.types.a2a_pb2 import AgentCard, AgentInterface, Message, StreamResponse
 from test_a2a_support import ADDRESS, ScriptedExecutor, ask, ask_one, call, contact, make_card, send
 
 from simplex_protocols import _wire
+from simplex_protocols.bindings._a2a_card import card_credential_names
+from simplex_protocols.bindings._a2a_server import route_a2a_sdk_logs
+from simplex_protocols.bindings._a2a_wire import service_parameters_of
 from simplex_protocols.bindings.a2a import (
     A2A_BINDING_URI,
     AGENT_CARD_WELL_KNOWN_PATH,
@@ -19,7 +22,6 @@ from simplex_protocols.bindings.a2a import (
     build_a2a_request,
     build_send_message,
     build_subscribe_to_task,
-    card_credential_names,
     check_no_credentials_in_group,
     ends_stream,
     is_final_message,
@@ -27,8 +29,6 @@ from simplex_protocols.bindings.a2a import (
     read_send_message_result,
     read_stream_item,
     read_task,
-    route_a2a_sdk_logs,
-    service_parameters_of,
     simplex_interface,
     task_id_of,
     text_of,

@@ -13,10 +13,9 @@ from simplex_protocols.chat_call import (
     CallReply,
     build_reply,
     is_addressed_to,
-    message_size,
-    reply_budget,
     triage_call,
 )
+from simplex_protocols.chat_call.advanced import message_size, reply_budget
 from simplex_protocols.errors import CallFormatError, MessageTooLargeError
 
 ME = "Acme bot"

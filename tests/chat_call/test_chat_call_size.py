@@ -9,14 +9,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simplex_protocols import _wire
-from simplex_protocols.chat_call import (
-    check_message_size,
-    fits_in_message,
-    message_size,
-    reply_budget,
-)
+from simplex_protocols._framing import MSG_NEW_ENVELOPE_BYTES
+from simplex_protocols.chat_call import check_message_size, fits_in_message
+from simplex_protocols.chat_call.advanced import message_size, reply_budget
 from simplex_protocols.errors import MessageTooLargeError
-from simplex_protocols.limits import MAX_CHAT_MESSAGE_BYTES, MSG_NEW_ENVELOPE_BYTES
+from simplex_protocols.limits import MAX_CHAT_MESSAGE_BYTES
 
 # --------------------------------------------------------------- an aeson-like encoder, for checks
 

@@ -28,9 +28,9 @@ from simplex_protocols.discovery import (
     DocumentReport,
     DocumentStatus,
     discover_website,
-    document_urls,
 )
 from simplex_protocols.discovery._fetch import check_url, normalize_site
+from simplex_protocols.discovery._website import document_urls
 from simplex_protocols.errors import DiscoveryError
 
 HTML = (("Content-Type", "text/html; charset=utf-8"),)

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from simplex_protocols import errors
-from simplex_protocols.rpc import KeyStore, SigningKey, responder_id
+from simplex_protocols.rpc import KeyStore, SigningKey
+from simplex_protocols.rpc._keystore import responder_id
 
 ADDRESS = "https://smp8.simplex.im/a#abcdefghijklmnopqrstuvwxyz0123456789"
 OTHER = "simplex:/contact#/?v=2-7&smp=smp%3A%2F%2Fkey%40smp.example.com%2Fqueue"

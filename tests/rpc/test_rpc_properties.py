@@ -17,12 +17,12 @@ from simplex_protocols.rpc import (
     ServiceRequest,
     ServiceResponse,
     SigningKey,
-    core_encode_json,
     format_service_request,
     format_service_response,
     parse_service_request,
     parse_service_response,
 )
+from simplex_protocols.rpc.advanced import core_encode_json
 
 json_values: st.SearchStrategy[Any] = st.recursive(
     st.none()

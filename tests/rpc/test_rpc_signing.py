@@ -17,14 +17,13 @@ from cryptography.hazmat.primitives.asymmetric import ed25519, x25519
 
 from simplex_protocols import errors
 from simplex_protocols.rpc import (
-    SERVICE_SIGNATURE_DOMAIN,
     PublicKey,
     ServiceRequest,
     SigningKey,
     check_request_key,
     parse_service_request,
-    service_signature_input,
 )
+from simplex_protocols.rpc.advanced import SERVICE_SIGNATURE_DOMAIN, service_signature_input
 
 SEED = bytes(range(32))
 AD = bytes(range(112))

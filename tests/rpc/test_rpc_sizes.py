@@ -7,17 +7,16 @@ import json
 import pytest
 
 from simplex_protocols import _wire, errors, limits
-from simplex_protocols.rpc import (
+from simplex_protocols.rpc import ServiceRequest, check_service_size, success_response
+from simplex_protocols.rpc.advanced import (
     PRESET_REPLY_QUEUE_INFO_BYTES,
+    SERVICE_PAD_FRAMING_BYTES,
     SIGNATURE_FIELD_BYTES,
     UNSIGNED_FIELD_BYTES,
-    ServiceRequest,
-    check_service_size,
     core_encode_json,
     reply_queue_info_size,
     request_framing_bytes,
     service_json_size,
-    success_response,
 )
 
 ONION = "beccx4yfxxbvyhqypaavemqurytl6hozr47wfc7uuecacjqdvwpw2xid.onion"
@@ -28,7 +27,7 @@ def _response_text(json_bytes: int) -> str:
 
 
 def test_framing_constants_follow_the_agent_encoding() -> None:
-    assert limits.SERVICE_PAD_FRAMING_BYTES == 3  # C.pad's 2-byte length + the 1-byte tag
+    assert SERVICE_PAD_FRAMING_BYTES == 3  # C.pad's 2-byte length + the 1-byte tag
     assert UNSIGNED_FIELD_BYTES == 1
     assert SIGNATURE_FIELD_BYTES == 1 + 1 + 44 + 1 + 64
     assert reply_queue_info_size(["smp8.simplex.im", ONION]) == PRESET_REPLY_QUEUE_INFO_BYTES == 187

@@ -36,11 +36,11 @@ from simplex_protocols.transports import (
     ChatCaller,
     ChatResponder,
     RateLimit,
-    RateLimiter,
     ServiceRPCRequester,
     ServiceRPCResponder,
     internal_error_for,
 )
+from simplex_protocols.transports._ratelimit import RateLimiter
 
 pytestmark = pytest.mark.anyio
 
