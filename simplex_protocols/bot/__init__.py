@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from simplex_protocols._exports import publish
 
-from ._bot import DEFAULT_SERVES as DEFAULT_SERVES
 from ._bot import CoreSpec as CoreSpec
 from ._bot import OnReady as OnReady
 from ._bot import ResponderBot as ResponderBot
@@ -32,20 +31,15 @@ from ._bot import configure_bot_logging as configure_bot_logging
 from ._logging import BOT_LOGGER as BOT_LOGGER
 from ._logging import CALLS_LOGGER as CALLS_LOGGER
 from ._logging import CONTENTS_LOGGER as CONTENTS_LOGGER
-from ._state import DataFolder as DataFolder
-from ._state import default_data_folder as default_data_folder
 
 __all__ = [
     "BOT_LOGGER",
     "CALLS_LOGGER",
     "CONTENTS_LOGGER",
-    "DEFAULT_SERVES",
     "CoreSpec",
-    "DataFolder",
     "OnReady",
     "ResponderBot",
     "configure_bot_logging",
-    "default_data_folder",
 ]
 
 publish(globals(), __all__)

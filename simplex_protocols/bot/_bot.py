@@ -27,12 +27,16 @@ import anyio.abc
 from simplex_protocols._clock import Clock, SystemClock
 from simplex_protocols.bindings import Binding
 from simplex_protocols.core import (
+    Capability,
+    CapabilityStatus,
     ChatAPI,
     ChatCore,
     CoreBackend,
+    CoreCapabilities,
     CoreOption,
     open_core,
     parse_core_option,
+    probe_core,
 )
 from simplex_protocols.declarations import (
     PeerType,
@@ -40,7 +44,7 @@ from simplex_protocols.declarations import (
     ProtocolDeclarations,
     check_commands,
 )
-from simplex_protocols.errors import BotConfigError, SimplexError
+from simplex_protocols.errors import BotConfigError, CoreError, SimplexError
 
 from ._logging import BOT_LOGGER, ContentLoggingBinding, log_call_record
 from ._setup import (
@@ -91,6 +95,24 @@ _MCP_SECRET: Final = "mcp-request-state.secret"
 _MAX_DESCRIPTION_CHARS: Final = 160
 
 _TRANSPORTS: Final = frozenset({"chat", "rpc"})
+
+#: What the bot does instead, for each capability it uses that a core may lack.
+_FALLBACKS: Final = {
+    Capability.SERVICE_REQUESTS: "answering in conversations only (no Service RPC responder); "
+    "the declaration says rpc: false",
+    Capability.ADDRESS_PQ_RATCHET: "the address is made without ratchet keys, so it takes no "
+    "Service RPC requests",
+    Capability.SHORT_LINKS: "the address has no short link: its full link is published, and "
+    "callers cannot read its link data before connecting",
+    Capability.PROTOCOLS_PREFERENCE: "callers find no protocols declaration in the profile or "
+    "the link data: publish the address with its protocols in llms.txt "
+    "(bot.communications_entry()) or in the Agent Card (bot.agent_card_json())",
+    Capability.ADDRESS_SERVES: "the link data does not say which peers the address serves "
+    "(callers read the default, people); llms.txt can say it (bot.communications_entry())",
+    Capability.BUSINESS_ADDRESSES: "the address is made an ordinary contact address",
+    Capability.GROUP_INVITATIONS: "group invitations are not accepted by themselves "
+    "(join_groups has no effect)",
+}
 
 
 def _default_mcp_versions() -> tuple[str, ...]:
@@ -308,12 +330,15 @@ class ResponderBot:
         self._log_contents = log_contents
         self._on_call = on_call
         self._clock: Clock = clock if clock is not None else SystemClock()
-        self._declarations = ProtocolDeclarations(
+        self._wanted = ProtocolDeclarations(
             tuple(
                 ProtocolDeclaration(name, versions, chat="chat" in chosen, rpc="rpc" in chosen)
                 for name, versions in self._served_versions(mcp_versions, a2a_versions)
             )
         )
+        # What the bot declares and serves: as asked, until a core lacks a transport.
+        self._declarations = self._wanted
+        self._capabilities: CoreCapabilities | None = None
         self._address: AddressSetup | None = None
         self._user_id: int | None = None
         self._a2a_binding: A2ABinding | None = None
@@ -349,8 +374,57 @@ class ResponderBot:
 
     @property
     def declarations(self) -> ProtocolDeclarations:
-        """The ``protocols`` declaration the bot writes into its profile's preferences."""
+        """The ``protocols`` declaration the bot writes into its profile's preferences: what it
+        serves. On a core without Service RPC responses (``service-requests``) it is the
+        conversation only, whatever ``transports`` asked for."""
         return self._declarations
+
+    @property
+    def capabilities(self) -> CoreCapabilities:
+        """What the bot found of its chat core when it started: the core's version and the
+        capabilities the bot uses (``.missing``, ``.has(...)``, ``.to_json()``; see
+        :func:`simplex_protocols.core.probe_core`).
+
+        Raises:
+            BotConfigError: ``not_running``: the bot has not started on a core yet.
+        """
+        if self._capabilities is None:
+            raise BotConfigError(
+                "the core's capabilities are known once the bot has started",
+                code="not_running",
+                argument="capabilities",
+            )
+        return self._capabilities
+
+    def communications_entry(self, info: str = "") -> str:
+        """The bot's address as an item of an llms.txt ``## Communications`` section, with the
+        protocols it serves: where a website declares them when the core drops the profile's
+        ``protocols`` preference (and says which peers it serves when it drops ``serves``).
+
+        Example: ``- [Acme](https://smp.example/a#...): SimpleX contact for agents, MCP. Stock``.
+
+        Raises:
+            BotConfigError: ``not_running``: the address is known once the bot is serving.
+        """
+        from simplex_protocols.llmstxt import (
+            SIMPLEX_NETWORK,
+            AddressType,
+            Audience,
+            CommunicationsEntry,
+            render_communications_entry,
+        )
+
+        audience = Audience.from_peer_types(self._serves or ("human",)) or Audience.AGENTS
+        entry = CommunicationsEntry(
+            title=self.display_name,
+            url=self.address,
+            network=SIMPLEX_NETWORK,
+            type=AddressType.BUSINESS_CONTACT if self._business else AddressType.CONTACT,
+            audience=audience,
+            protocols=tuple(name.upper() for name in self._declarations),
+            info=info,
+        )
+        return render_communications_entry(entry)
 
     @property
     def data_dir(self) -> Path:
@@ -577,6 +651,10 @@ class ResponderBot:
         api = ChatAPI(core)
         settings = self._data.load_settings()
         saved_user = settings.get("userId")
+        # What the core parses, before anything is set up with it (these probes run nothing).
+        used = self._capabilities_used()
+        parsed = await probe_core(api, [c for c in used if c not in _READ_BACK])
+        self._declarations = self._degraded(parsed)
         user, _ = await set_up_user(
             api,
             self._profile,
@@ -630,15 +708,38 @@ class ResponderBot:
                 await tg.start(responder.serve)
             await start_core(api, service_requests=bool(rpc_protocols))
             user, _ = await update_profile(api, user, self._profile, self._declarations)
-            await set_group_invitations(api, user, self._join_groups)
+            await self._set_group_invitations(api, user)
             address = await set_up_address(
                 api,
                 user_id,
                 plan_address_settings(
-                    business=self._business, welcome=self._welcome, serves=self._serves
+                    business=self._business and not _lacks(parsed, Capability.BUSINESS_ADDRESSES),
+                    welcome=self._welcome,
+                    serves=self._serves,
                 ),
+                ratchet_keys=not _lacks(parsed, Capability.ADDRESS_PQ_RATCHET),
+                short_links=not _lacks(parsed, Capability.SHORT_LINKS),
             )
             self._address = address
+            # What the core kept of the profile and the address settings just written.
+            self._capabilities = caps = await probe_core(
+                api,
+                used,
+                user_id=user_id,
+                written_profile=_mapping(user.get("profile")),
+                written_address_settings=(
+                    address.kept_settings if self._serves is not None else None
+                ),
+            )
+            for capability in caps.missing:
+                found = caps.result(capability)
+                logger.warning(
+                    "%s: the chat core lacks %s (%s): %s",
+                    self.display_name,
+                    capability,
+                    found.evidence,
+                    _FALLBACKS.get(capability, capability.affects),
+                )
             if self._a2a_binding is not None:
                 self._a2a_binding.set_address(address.link)
             self._data.save_settings(
@@ -657,7 +758,7 @@ class ResponderBot:
                 "%s serves %s over %s at %s",
                 self.display_name,
                 ", ".join(self._declarations) or "nothing",
-                " and ".join(sorted(self._transports)),
+                " and ".join(self._served_transports()),
                 address.link,
             )
             task_status.started(self)
@@ -668,6 +769,50 @@ class ResponderBot:
             async with anyio.create_task_group() as stopping:
                 for responder in responders:
                     stopping.start_soon(responder.shutdown, self._grace_s)
+
+    def _capabilities_used(self) -> list[Capability]:
+        """The capabilities of the core this bot's set-up and transports use."""
+        used = [Capability.SHORT_LINKS, Capability.PROTOCOLS_PREFERENCE]
+        if "rpc" in self._transports:
+            used += [Capability.SERVICE_REQUESTS, Capability.ADDRESS_PQ_RATCHET]
+        if self._serves is not None:
+            used.append(Capability.ADDRESS_SERVES)
+        if self._business:
+            used.append(Capability.BUSINESS_ADDRESSES)
+        return used
+
+    async def _set_group_invitations(self, api: ChatAPI, user: Mapping[str, Any]) -> None:
+        """The core's auto-accept of group invitations, as ``join_groups`` asks. Not probed: the
+        command is sent only when the setting differs, and a core without it (the capability
+        ``group-invitations``) refuses it then, which is logged as a missing capability."""
+        try:
+            await set_group_invitations(api, user, self._join_groups)
+        except CoreError as exc:
+            if exc.error_type != "commandError":
+                raise
+            logger.warning(
+                "%s: the chat core lacks %s (it refuses /_set accept group invitations): %s",
+                self.display_name,
+                Capability.GROUP_INVITATIONS,
+                _FALLBACKS[Capability.GROUP_INVITATIONS],
+            )
+
+    def _degraded(self, caps: CoreCapabilities) -> ProtocolDeclarations:
+        """What the bot serves on this core: without Service RPC responses, the conversation
+        only (a bot asked for Service RPC only serves in conversations rather than not at
+        all)."""
+        if "rpc" not in self._transports or not _lacks(caps, Capability.SERVICE_REQUESTS):
+            return self._wanted
+        return ProtocolDeclarations(
+            tuple(
+                ProtocolDeclaration(name, d.versions, chat=True, rpc=False)
+                for name, d in self._wanted.items()
+            )
+        )
+
+    def _served_transports(self) -> list[str]:
+        found = {t for d in self._declarations.values() for t in ("chat", "rpc") if getattr(d, t)}
+        return sorted(found)
 
     async def shutdown(self, grace_s: float | None = None) -> None:
         """Stop answering: no new calls; calls in flight finish within the grace period, the
@@ -828,6 +973,19 @@ def _quiet_missing_interfaces() -> Iterator[None]:
         yield
     finally:
         sdk_logger.removeFilter(quiet)
+
+
+#: The capabilities a probe reads back from what the bot wrote (the others are command forms).
+_READ_BACK: Final = frozenset({Capability.PROTOCOLS_PREFERENCE, Capability.ADDRESS_SERVES})
+
+
+def _lacks(caps: CoreCapabilities, capability: Capability) -> bool:
+    """Whether the core was found without ``capability`` (an unknown one is tried)."""
+    return caps.status(capability) is CapabilityStatus.MISSING
+
+
+def _mapping(value: Any) -> Mapping[str, Any] | None:
+    return value if isinstance(value, Mapping) else None
 
 
 async def _wait_for(awaitable: Awaitable[None]) -> None:

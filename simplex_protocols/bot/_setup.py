@@ -14,7 +14,9 @@ short sequence of core commands. The exact sequence, for a new core::
     /_address_settings 1 pq_ratchet=on {"businessAddress": false, "autoAccept": ..., "serves": [...]}
 
 and on a later start the same, with ``/_profile`` only when the profile differs, and without
-``/_create user`` and ``/_address``.
+``/_create user`` and ``/_address``. On a core that lacks what a step uses (found by
+:func:`simplex_protocols.core.probe_core`), the step is taken without it: ``/_start main=on``
+without service requests, the address without ``pq_ratchet=`` or without a short link.
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ class AddressSetup:
         short_link: the short link, if any.
         created: whether it was created in this start.
         settings: the address settings sent (``/_address_settings``).
+        kept_settings: the settings as the core answered (what its records kept of them).
     """
 
     link: str
@@ -82,6 +85,7 @@ class AddressSetup:
     short_link: str | None
     created: bool
     settings: Mapping[str, Any]
+    kept_settings: Mapping[str, Any] | None = None
 
 
 def _as_profile(local_profile: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -248,16 +252,33 @@ async def set_group_invitations(api: ChatAPI, user: Mapping[str, Any], accept: b
     return True
 
 
-async def set_up_address(api: ChatAPI, user_id: int, settings: Mapping[str, Any]) -> AddressSetup:
+async def set_up_address(
+    api: ChatAPI,
+    user_id: int,
+    settings: Mapping[str, Any],
+    *,
+    ratchet_keys: bool = True,
+    short_links: bool = True,
+) -> AddressSetup:
     """Create the contact address, or reuse it, and apply ``settings`` with ratchet keys.
 
     ``pq_ratchet=on`` goes with every command that creates or updates the address, so an
     address created without ratchet keys gets them too (RPC-CORE-2).
+
+    Args:
+        api: the core.
+        user_id: the bot's user.
+        settings: the AddressSettings.
+        ratchet_keys: send ``pq_ratchet=on``; ``False`` on a core that lacks the option
+            (``address-pq-ratchet``), whose address then takes no Service RPC requests.
+        short_links: add a short link to an address without one; ``False`` on a core that
+            lacks ``/_short_link_address``.
     """
+    pq = True if ratchet_keys else None
     created = False
     contact_link = await api.show_address(user_id)
     if contact_link is None:
-        conn = await api.create_address(user_id, pq_ratchet=True)
+        conn = await api.create_address(user_id, pq_ratchet=pq)
         created = True
         full = str(conn["connFullLink"])
         short = conn.get("connShortLink")
@@ -265,19 +286,21 @@ async def set_up_address(api: ChatAPI, user_id: int, settings: Mapping[str, Any]
         conn_link = contact_link["connLinkContact"]
         full = str(conn_link["connFullLink"])
         short = conn_link.get("connShortLink")
-    if not short:
-        added = await api.add_address_short_link(user_id, pq_ratchet=True)
+    if not short and short_links:
+        added = await api.add_address_short_link(user_id, pq_ratchet=pq)
         short = added["connLinkContact"].get("connShortLink")
-    updated = await api.set_address_settings(user_id, settings, pq_ratchet=True)
+    updated = await api.set_address_settings(user_id, settings, pq_ratchet=pq)
     conn_link = updated["connLinkContact"]
     full = str(conn_link.get("connFullLink") or full)
     short = conn_link.get("connShortLink") or short
     if created:
         logger.info("Created the bot's contact address")
+    kept = updated.get("addressSettings")
     return AddressSetup(
         link=str(short) if short else full,
         full_link=full,
         short_link=str(short) if short else None,
         created=created,
         settings=dict(settings),
+        kept_settings=dict(kept) if isinstance(kept, Mapping) else None,
     )

@@ -43,7 +43,9 @@ class ExitCode(enum.IntEnum):
     NOT_SUPPORTED = 66
     """The target does not serve what was asked: the protocol, the transport, the method
     (-32601), the version (-32022, -32009, ``unsupported_version``), Service RPC on an
-    address without ratchet keys, ``conversation_required`` when ``--transport rpc``."""
+    address without ratchet keys, ``conversation_required`` when ``--transport rpc``; or the
+    chat core lacks what was asked (``--transport rpc`` on a core that cannot send Service RPC
+    requests; ``doctor``: a capability is missing)."""
     REFUSED = 67
     """The bot refused the request: ``bad_request``, ``too_large``, ``rate_limited`` (after
     the allowed retries), a signature it could not verify, a connection it rejected."""
@@ -100,7 +102,7 @@ exit status:
   65   not found (unknown SimpleX name, deleted link, no address for agents on the
        website, website unreachable)
   66   not supported (protocol, transport, method or version not served; Service RPC
-       needs a conversation)
+       needs a conversation; doctor: the chat core lacks a capability)
   67   refused by the bot (bad_request, too_large, rate_limited, bad signature,
        connection rejected)
   68   timed out (no answer before --timeout)
@@ -142,6 +144,7 @@ examples:
   simplex-call @acme.simplex SendStreamingMessage text="Quote" --transport chat
   simplex-call plan @acme.simplex
   simplex-call discover https://acme.example
+  simplex-call doctor --core ws://127.0.0.1:5225
   simplex-call demo
 
 """
@@ -152,6 +155,7 @@ examples:
 COMMANDS: Final = {
     "plan": "what a link or name declares, without connecting",
     "discover": "the SimpleX addresses a website publishes, with their declarations",
+    "doctor": "what the chat core can do: its version and each capability the toolkit uses",
     "demo": "an offline tour over an in-process simulated network",
 }
 
@@ -217,7 +221,7 @@ def build_parsers(prog: str = "simplex-call") -> dict[str, argparse.ArgumentPars
     call = _Parser(
         prog=prog,
         usage=f"{prog} [options] TARGET METHOD [ARGS ...]\n"
-        f"       {prog} {{plan,discover,demo}} [options] ...",
+        f"       {prog} {{plan,discover,doctor,demo}} [options] ...",
         description=CALL_DESCRIPTION,
         epilog="commands:\n"
         + "".join(f"  {name:<9} {text}\n" for name, text in COMMANDS.items())
@@ -295,6 +299,18 @@ def build_parsers(prog: str = "simplex-call") -> dict[str, argparse.ArgumentPars
     )
     _common(discover)
 
+    doctor = _Parser(
+        prog=f"{prog} doctor",
+        description="Check the chat core before first use: its version, and one line per "
+        "capability the toolkit relies on (ok, missing, unknown) with what a missing one "
+        "affects. The probe asks the core harmlessly: command forms with a user that does not "
+        "exist, and scratch values read back and removed at once; nothing is sent to anyone. "
+        "Exit status 0 when nothing is missing, 66 when a capability is missing.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=fmt,
+    )
+    _common(doctor, timeout=False)
+
     demo = _Parser(
         prog=f"{prog} demo",
         description="An offline tour, with no setup: a reference bot serving MCP and A2A starts "
@@ -309,13 +325,13 @@ def build_parsers(prog: str = "simplex-call") -> dict[str, argparse.ArgumentPars
     demo.add_argument(
         "--seed", type=int, default=2026, help="the simulated network's seed (default 2026)"
     )
-    return {"call": call, "plan": plan, "discover": discover, "demo": demo}
+    return {"call": call, "plan": plan, "discover": discover, "doctor": doctor, "demo": demo}
 
 
 @dataclass(frozen=True, slots=True)
 class Invocation:
-    """A parsed command line: the command (``call``, ``plan``, ``discover``, ``demo``) and
-    its options, or ``help_text`` when help was asked for."""
+    """A parsed command line: the command (``call``, ``plan``, ``discover``, ``doctor``,
+    ``demo``) and its options, or ``help_text`` when help was asked for."""
 
     command: str
     options: argparse.Namespace
@@ -356,7 +372,8 @@ def parse_command_line(argv: Sequence[str], prog: str = "simplex-call") -> Invoc
     """Parse simplex-call's arguments.
 
     The command is the first word that is not an option or an option's value: ``plan``,
-    ``discover`` or ``demo``; anything else starts a call (``TARGET METHOD [ARGS]``).
+    ``discover``, ``doctor`` or ``demo``; anything else starts a call (``TARGET METHOD
+    [ARGS]``).
 
     Raises:
         CLIError: ``USAGE`` for arguments the parsers refuse.

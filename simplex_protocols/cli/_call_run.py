@@ -18,7 +18,14 @@ import anyio
 
 from simplex_protocols import __version__
 from simplex_protocols.chat_call import Reply
-from simplex_protocols.core import ContactRef, GroupRef, event_type
+from simplex_protocols.core import (
+    Capability,
+    CapabilityStatus,
+    ContactRef,
+    GroupRef,
+    event_type,
+    probe_core,
+)
 from simplex_protocols.declarations import ProtocolDeclaration
 from simplex_protocols.discovery import (
     AddressPlan,
@@ -488,6 +495,12 @@ async def ensure_conversation(
         raise CLIError(ExitCode.NOT_FOUND, f"the plan of {who} has no link data to connect with")
     short = plan.link if plan.link != plan.full_link else None
     domain = plan.simplex_name.lstrip("@#") if plan.simplex_name else None
+    if domain is not None:
+        # domain= records the verified name with the prepared chat; a core without it refuses
+        # the whole command, so the chat is prepared without the name there.
+        caps = await probe_core(session.api, [Capability.PREPARED_CHATS])
+        if not caps.has(Capability.PREPARED_CHATS):
+            domain = None
     async with session.core.events() as events:
         chat = await api.prepare_contact(
             session.user_id, plan.full_link, data, short_link=short, domain=domain
@@ -880,6 +893,8 @@ async def _call(
         transport = choose_transport(
             options.transport, declared, protocol, method, one_shot, _who(plan)
         )
+        if transport == "rpc":
+            transport = await _rpc_or_chat(session, options, declared, console, _who(plan))
         if protocol == "mcp" and transport == "chat":
             request = build_mcp_request(method, tokens, version, "chat", env)
         signed = bool(options.sign) and transport == "rpc"
@@ -909,6 +924,37 @@ async def _call(
             rebuild_for_chat=for_chat,
             chat_allowed=options.transport == "auto" and declared is not None and declared.chat,
         )
+
+
+async def _rpc_or_chat(
+    session: Session,
+    options: argparse.Namespace,
+    declared: ProtocolDeclaration | None,
+    console: Console,
+    who: str,
+) -> str:
+    """Service RPC when this chat core can send requests; else a conversation, when the
+    transport was left to choose and the target serves one.
+
+    Raises:
+        CLIError: ``NOT_SUPPORTED`` for ``--transport rpc`` on a core that cannot send Service
+            RPC requests (or one that cannot when the target serves no conversation).
+    """
+    caps = await probe_core(session.api, [Capability.SERVICE_REQUEST_SEND])
+    found = caps.result(Capability.SERVICE_REQUEST_SEND)
+    if found.status is not CapabilityStatus.MISSING:
+        return "rpc"
+    if options.transport == "auto" and declared is not None and declared.chat:
+        console.note(
+            f"this chat core cannot send Service RPC requests ({found.evidence}); calling {who} "
+            "in a conversation instead (see `simplex-call doctor`)"
+        )
+        return "chat"
+    raise CLIError(
+        ExitCode.NOT_SUPPORTED,
+        f"this chat core cannot send Service RPC requests ({found.evidence})",
+        hint="see `simplex-call doctor`; try --transport chat",
+    )
 
 
 def _session_notes(session: Session) -> list[str]:

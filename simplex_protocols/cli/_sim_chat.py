@@ -32,12 +32,15 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Final, cast
 
 import anyio
-from simplex_chat.types import CR, CEvt, T
+from simplex_chat.types import CEvt, T
 
 from simplex_protocols.core import (
     ChatAPI,
     ChatCore,
+    ChatInfoView,
+    ChatItemView,
     ChatRef,
+    ConnectionPlanView,
     GroupRef,
     WebSocketBackend,
     chat_ref_of,
@@ -64,8 +67,6 @@ HISTORY_ITEMS: Final = 20
 
 _QUOTED_COMMAND: Final = re.compile(r"/'([A-Za-z0-9_][^'`\n]*)'")
 _CHAT_REF: Final = re.compile(r"[@#][1-9][0-9]{0,14}")
-#: The directions of the items we wrote ourselves.
-_OWN_DIRECTIONS: Final = frozenset({"directSnd", "groupSnd", "localSnd"})
 
 
 def render_text(text: str) -> str:
@@ -79,49 +80,22 @@ def render_text(text: str) -> str:
     return "\n".join(lines)
 
 
-# ------------------------------------------------------------------ views of chats and items
+# ------------------------------------------------------------------ chats and items as shown
 
 
 def chat_name(chat_info: T.ChatInfo) -> str:
     """The display name of a contact or group chat (``"?"`` for other chats)."""
-    if chat_info["type"] == "direct":
-        return chat_info["contact"]["profile"]["displayName"]
-    if chat_info["type"] == "group":
-        return chat_info["groupInfo"]["groupProfile"]["displayName"]
-    return "?"
-
-
-def _sender(chat_info: T.ChatInfo, chat_item: T.ChatItem) -> str | None:
-    """Who wrote an item: ``None`` for our own items."""
-    direction = chat_item["chatDir"]
-    if direction["type"] in _OWN_DIRECTIONS:
-        return None
-    if direction["type"] == "groupRcv":
-        return direction["groupMember"]["memberProfile"]["displayName"]
-    return chat_name(chat_info)
+    return ChatInfoView(chat_info).display_name or "?"
 
 
 def _item_text(chat_item: T.ChatItem) -> tuple[str, bool] | None:
     """A message's text (``True``: a message), the text of an event item (``False``), or
     ``None`` for items not worth showing."""
-    content = chat_item["content"]
-    if content["type"] == "rcvMsgContent" or content["type"] == "sndMsgContent":
-        return render_text(content["msgContent"]["text"]), True
-    described = chat_item["meta"]["itemText"]
+    item = ChatItemView(chat_item)
+    if item.is_message:
+        return render_text(item.text or ""), True
+    described = item.item_text
     return (described, False) if described else None
-
-
-def _channel_link_data(planned: CR.ConnectionPlan) -> Mapping[str, Any] | None:
-    """The link data of a channel's link (a group link whose ``direct`` is off), which is
-    prepared before it is joined; ``None`` for every other link."""
-    plan = planned["connectionPlan"]
-    if plan["type"] != "groupLink":
-        return None
-    group = plan["groupLinkPlan"]
-    if group["type"] != "ok" or group.get("groupSLinkInfo_", {}).get("direct") is not False:
-        return None
-    data = group.get("groupSLinkData_")
-    return {} if data is None else data
 
 
 class ChatClient:
@@ -200,7 +174,7 @@ class ChatClient:
         planned = await self._api.connect_plan(self.user_id, link)
         # the connection's event may come before the command's response is handled
         self._joining = True
-        channel = _channel_link_data(planned)
+        channel = ConnectionPlanView(planned).channel_link_data()
         if channel is not None:
             conn_link = planned["connLink"]
             chat = await self._api.prepare_group(
@@ -319,7 +293,7 @@ class ChatClient:
         if ref is None or shown is None:
             return
         text, message = shown
-        sender = _sender(chat_info, chat_item) or "you"
+        sender = ChatItemView(chat_item).sender_name(ChatInfoView(chat_info)) or "you"
         head = (
             ""
             if self.open is not None and str(ref) == str(self.open)

@@ -5,6 +5,7 @@ Commands::
     simplex-call TARGET METHOD [ARGS]     call a bot (MCP or A2A, Service RPC or a conversation)
     simplex-call plan TARGET              what a link or name declares, without connecting
     simplex-call discover URL             the addresses a website publishes, with declarations
+    simplex-call doctor                   what the chat core can do (run it before first use)
     simplex-call demo                     an offline tour over a simulated network
 
 ``simplex-call --help`` lists every option and the exit statuses (``docs/simplex-call.md``).
@@ -96,6 +97,10 @@ async def _run(argv: list[str], out: TextIO, err: TextIO, env: Environment) -> i
             return await run_plan(options, console, env)
         if invocation.command == "discover":
             return await run_discover(options, console, env)
+        if invocation.command == "doctor":
+            from ._call_doctor import run_doctor
+
+            return await run_doctor(options, console, env)
         if invocation.command == "demo":
             from ._call_demo import run_demo
 

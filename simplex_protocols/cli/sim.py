@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 
 from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT, guarded_stdout, is_output_closed
-from simplex_protocols.sim import SimNetwork, SimServer
+from simplex_protocols.sim import CORE_PROFILES, SimNetwork, SimServer
 
 __all__ = ["build_parser", "main"]
 
@@ -40,9 +40,14 @@ connects (running, as the CLI's core is, with no user until /_create user); NAME
 letters, digits, '.', '_' and '-'. ws://127.0.0.1:PORT/ is the core named by --default-user.
 Point any program written for `simplex-chat -p PORT` at an endpoint.
 
+--core-profile NAME makes every core behave as a real core of that version: spec (the newest,
+as the seeds describe it; the default), v7.0 or v6.4. `simplex-call doctor` shows what each
+lacks; docs/sim.md lists the differences and the core sources they come from.
+
 examples:
   simplex-sim serve --port 5225 --user alice --user bot
   simplex-sim serve --port 0 --state sim-state.json --seed 1
+  simplex-sim serve --port 5225 --core-profile v6.4
 """
 
 
@@ -88,6 +93,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--default-user",
         metavar="NAME",
         help="the core served at ws://127.0.0.1:PORT/ (default: the first --user, else 'default')",
+    )
+    serve.add_argument(
+        "--core-profile",
+        metavar="NAME",
+        choices=sorted(CORE_PROFILES),
+        default=None,
+        help="the real core every simulated core behaves as: "
+        + ", ".join(f"{name} ({p.summary.split(':')[0]})" for name, p in CORE_PROFILES.items())
+        + "; default spec",
     )
     serve.add_argument(
         "--chaos",
@@ -204,9 +218,9 @@ def _chat(args: argparse.Namespace) -> int:
 def _load(args: argparse.Namespace) -> SimNetwork:
     state: Path | None = args.state
     if state is not None and state.exists():
-        network = SimNetwork.load(state, chaos=args.chaos)
+        network = SimNetwork.load(state, chaos=args.chaos, core_profile=args.core_profile)
     else:
-        network = SimNetwork(seed=args.seed, chaos=args.chaos)
+        network = SimNetwork(seed=args.seed, chaos=args.chaos, core_profile=args.core_profile)
     for name in args.user:
         if not network.has_core(name):
             network.add_user(name)
@@ -226,9 +240,12 @@ async def _serve(network: SimNetwork, args: argparse.Namespace) -> int:
         return EXIT_RUNTIME
     state: Path | None = args.state
     try:
+        profile = (
+            "" if network.core_profile.name == "spec" else f", cores as {network.core_profile.name}"
+        )
         print(
             "simplex-sim: simulated SimpleX network (a test double, not SimpleX), seed "
-            f"{network.seed}, listening on ws://127.0.0.1:{server.port}",
+            f"{network.seed}{profile}, listening on ws://127.0.0.1:{server.port}",
             flush=True,
         )
         for name in network.core_names:

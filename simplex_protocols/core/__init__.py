@@ -6,6 +6,12 @@
   (``simplex_protocols.sim``).
 - Choosing one, the same way in every tool: :func:`parse_core_option`, :func:`open_core`,
   :func:`add_core_argument` (``--core`` / ``SIMPLEX_CORE``).
+- Typed views of the core's JSON (:class:`ChatInfoView`, :class:`ChatItemView`,
+  :class:`ChatView`, :class:`MemberView`, :class:`ConnectionPlanView`,
+  :class:`JoinResponseView`, :class:`EventView`): what apps read of responses and events,
+  without walking dicts.
+- :func:`probe_core`: what this core can do (its version, and :class:`Capability` by
+  capability), asked harmlessly once per core; ``simplex-call doctor`` prints it.
 - :class:`CoreProtocol`: the sans-IO correlation of commands and responses under
   :class:`ChatCore`, for anyone writing another I/O layer.
 """
@@ -18,7 +24,6 @@ from . import _commands as commands
 from . import _types as types
 from ._api import ChatAPI as ChatAPI
 from ._backend import CoreBackend as CoreBackend
-from ._client import DEFAULT_EVENT_BUFFER as DEFAULT_EVENT_BUFFER
 from ._client import ChatCore as ChatCore
 from ._client import EventSubscription as EventSubscription
 from ._commands import ChatRef as ChatRef
@@ -35,43 +40,60 @@ from ._events import event_user_id as event_user_id
 from ._events import received_messages as received_messages
 from ._native import NativeBackend as NativeBackend
 from ._open import open_core as open_core
-from ._open import register_backend as register_backend
-from ._options import CORE_ENV_VAR as CORE_ENV_VAR
-from ._options import CORE_OPTION_HELP as CORE_OPTION_HELP
-from ._options import DEFAULT_CORE as DEFAULT_CORE
-from ._options import DEFAULT_DB_PREFIX as DEFAULT_DB_PREFIX
 from ._options import CoreKind as CoreKind
 from ._options import CoreOption as CoreOption
 from ._options import add_core_argument as add_core_argument
 from ._options import default_core_option as default_core_option
 from ._options import parse_core_option as parse_core_option
+from ._probe import Capability as Capability
+from ._probe import CapabilityResult as CapabilityResult
+from ._probe import CapabilityStatus as CapabilityStatus
+from ._probe import CoreCapabilities as CoreCapabilities
+from ._probe import probe_core as probe_core
 from ._protocol import CoreProtocol as CoreProtocol
 from ._protocol import CoreProtocolEvent as CoreProtocolEvent
 from ._protocol import EventReceived as EventReceived
 from ._protocol import InvalidFrame as InvalidFrame
 from ._protocol import ResponseReceived as ResponseReceived
 from ._protocol import UnmatchedResponse as UnmatchedResponse
+from ._views import AChatItemView as AChatItemView
+from ._views import ChatInfoView as ChatInfoView
+from ._views import ChatItemView as ChatItemView
+from ._views import ChatView as ChatView
+from ._views import ConnectionPlanView as ConnectionPlanView
+from ._views import EventView as EventView
+from ._views import JoinResponseView as JoinResponseView
+from ._views import MemberView as MemberView
+from ._views import first_item_id as first_item_id
+from ._views import link_text as link_text
 from ._websocket import WebSocketBackend as WebSocketBackend
 
 __all__ = [
-    "CORE_ENV_VAR",
-    "CORE_OPTION_HELP",
-    "DEFAULT_CORE",
-    "DEFAULT_DB_PREFIX",
-    "DEFAULT_EVENT_BUFFER",
+    "AChatItemView",
+    "Capability",
+    "CapabilityResult",
+    "CapabilityStatus",
     "ChatAPI",
     "ChatCore",
+    "ChatInfoView",
+    "ChatItemView",
     "ChatRef",
+    "ChatView",
+    "ConnectionPlanView",
     "ContactRef",
     "CoreBackend",
+    "CoreCapabilities",
     "CoreKind",
     "CoreOption",
     "CoreProtocol",
     "CoreProtocolEvent",
     "EventReceived",
     "EventSubscription",
+    "EventView",
     "GroupRef",
     "InvalidFrame",
+    "JoinResponseView",
+    "MemberView",
     "NativeBackend",
     "ReceivedMessage",
     "ResponseReceived",
@@ -84,13 +106,15 @@ __all__ = [
     "default_core_option",
     "event_type",
     "event_user_id",
+    "first_item_id",
+    "link_text",
     "mention",
     "open_core",
     "parse_chat_ref",
     "parse_core_option",
+    "probe_core",
     "quote_name",
     "received_messages",
-    "register_backend",
     "types",
 ]
 

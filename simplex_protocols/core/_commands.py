@@ -31,6 +31,7 @@ from simplex_protocols.limits import MAX_CHAT_REF_DIGITS
 
 __all__ = [
     "MEMBER_ROLES",
+    "SEED_ONLY",
     "SEND_VERB",
     "SERVICE_REQUEST_VERB",
     "ChatRef",
@@ -93,6 +94,7 @@ __all__ = [
     "set_profile_address",
     "show_active_user",
     "show_my_address",
+    "show_version",
     "start_chat",
     "stop_chat",
     "update_chat_item",
@@ -865,14 +867,24 @@ def list_contacts(user_id: int) -> str:
     return f"/_contacts {_id(user_id, 'user_id')}"
 
 
-def list_groups(user_id: int, *, contact_id: int | None = None, search: str | None = None) -> str:
+def list_groups(
+    user_id: int,
+    *,
+    contact_id: int | None = None,
+    search: str | None = None,
+    glued: bool = False,
+) -> str:
     """``/_groups <userId>[ @<contactId>][ <search>]`` → ``groupsList``.
+
+    ``glued``: no space before the user ID (``/_groups1``), the form a 6.4-era core parses
+    (``Commands.hs`` at 000f4df: ``"/_groups" *> (APIListGroups <$> A.decimal ...``; the
+    generated docs write the space).
 
     Raises:
         CommandArgumentError: ``code`` ``"ambiguous_search"`` when, without ``contact_id``,
             the search starts with ``@`` and a digit (the core would read a contact filter).
     """
-    cmd = f"/_groups {_id(user_id, 'user_id')}"
+    cmd = ("/_groups" if glued else "/_groups ") + _id(user_id, "user_id")
     if contact_id is not None:
         cmd += f" @{_id(contact_id, 'contact_id')}"
     if search is not None:
@@ -1014,3 +1026,51 @@ SEND_VERB: Final = "/_send"
 
 #: The name of the command :func:`send_service_request` builds.
 SERVICE_REQUEST_VERB: Final = "/_service_request"
+
+
+# --------------------------------------------------------------------------- the core itself
+
+
+def show_version() -> str:
+    """``/version`` (the CLI's ``/v``) → ``versionInfo {versionInfo: {version,
+    simplexmqVersion, simplexmqCommit}, chatMigrations, agentMigrations}``."""
+    return "/version"
+
+
+# --------------------------------------------------------------------------- seed-only syntax
+
+
+@dataclass(frozen=True, slots=True)
+class SeedOnlySyntax:
+    """A command form the toolkit knows only from the seeds: no released core's parser or
+    generated docs that we can read has it (``docs/core.md``).
+
+    Attributes:
+        syntax: the form, as the builder writes it.
+        source: the seed and its section.
+    """
+
+    syntax: str
+    source: str
+
+
+#: The builders that write seed-only syntax, each the one place that writes its command: when
+#: a released core writes it otherwise, the builder (and this table) is the one edit.
+SEED_ONLY: Final[Mapping[str, SeedOnlySyntax]] = {
+    "send_service_request": SeedOnlySyntax(
+        "/_service_request <userId> <target>[ timeout=<seconds>][ sign_key=<key>] <json>",
+        "seed 001 (Agent protocols over SimpleX), Service RPC transport: Exchange; Signed requests",
+    ),
+    "add_my_address_short_link": SeedOnlySyntax(
+        "/_short_link_address <userId>[ pq_ratchet=on|off]",
+        "seed 001, Service RPC transport: Requirements",
+    ),
+    "prepare_contact": SeedOnlySyntax(
+        "/_prepare contact <userId> <fullLink>[ <shortLink>][ domain=<name>] <json>",
+        "seed 000 (the MCP server plan), Processing: connect (simplex_name)",
+    ),
+    "prepare_group": SeedOnlySyntax(
+        "/_prepare group <userId> <fullLink>[ <shortLink>][ direct=on|off][ domain=<name>] <json>",
+        "seed 000, Processing: connect (channels: direct=off)",
+    ),
+}

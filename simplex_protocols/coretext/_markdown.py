@@ -46,10 +46,12 @@ omitted for plain text, ``Format`` a tagged object (``{"type": "bold"}``, ``{"ty
 
 from __future__ import annotations
 
+import marshal
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, cast
 from urllib.parse import parse_qs, unquote
 
 from simplex_protocols.errors import LinkError
@@ -129,37 +131,53 @@ _SUB_DELIMS = r"!$&'()*+,;="
 _PCT = r"%[0-9A-Fa-f]{2}"
 _PCHAR = rf"(?:[{_UNRESERVED}{_SUB_DELIMS}:@]|{_PCT})"
 _URI_RE: Final = re.compile(
+    # Possessive repeats: each part stops at a character its class does not hold, so no part can
+    # give characters back to another, and a long word is read in linear time.
     rf"(?P<scheme>https?)://"
-    rf"(?:(?:[{_UNRESERVED}{_SUB_DELIMS}:]|{_PCT})*@)?"
-    rf"(?P<host>\[[0-9A-Fa-f:.vV]+\]|(?:[{_UNRESERVED}{_SUB_DELIMS}]|{_PCT})*)"
-    rf"(?::[0-9]*)?"
-    rf"(?:/{_PCHAR}*)*"
-    rf"(?:\?(?:{_PCHAR}|[/?\[\]])*)?"
-    rf"(?:#(?:{_PCHAR}|[/?])*)?"
+    rf"(?:(?:[{_UNRESERVED}{_SUB_DELIMS}:]|{_PCT})*+@)?"
+    rf"(?P<host>\[[0-9A-Fa-f:.vV]+\]|(?:[{_UNRESERVED}{_SUB_DELIMS}]|{_PCT})*+)"
+    rf"(?::[0-9]*+)?"
+    rf"(?:/{_PCHAR}*+)*+"
+    rf"(?:\?(?:{_PCHAR}|[/?\[\]])*+)?"
+    rf"(?:#(?:{_PCHAR}|[/?])*+)?"
 )
 # Text.Email.Validate, the address syntax of RFC 5322 without comments and folding white space.
+# The local part is atoms and quoted strings joined by dots, each read once (possessively): the
+# form with a dot-atom inside the repeat reads "a.a.a" in exponentially many ways, so a peer's
+# text "a.a.a...a@" would stall the parser.
 _ATEXT = r"A-Za-z0-9!#$%&'*+/=?^_`{|}~\-"
-_DOT_ATOM = rf"[{_ATEXT}]+(?:\.[{_ATEXT}]+)*"
-_QUOTED = r'"(?:[\x21\x23-\x5b\x5d-\x7e]|\\[\x20-\x7e])*"'
+_QUOTED = r'"(?:[\x21\x23-\x5b\x5d-\x7e]|\\[\x20-\x7e])*+"'
 _EMAIL_RE: Final = re.compile(
-    rf"(?:{_DOT_ATOM}|{_QUOTED})(?:\.(?:{_DOT_ATOM}|{_QUOTED}))*"
-    rf"@(?:{_DOT_ATOM}|\[[\x21-\x5a\x5e-\x7e]*\])"
+    rf"(?:[{_ATEXT}]++|{_QUOTED})(?:\.(?:[{_ATEXT}]++|{_QUOTED}))*+"
+    rf"@(?:[{_ATEXT}]++(?:\.[{_ATEXT}]++)*+|\[[\x21-\x5a\x5e-\x7e]*+\])"
 )
 
 _LINK_PREFIXES: Final = ("http://", "https://", "simplex:/")
 _MIN_LINK_CHARS: Final = 10
 _PHONE_CHARS: Final = range(7, 23)
 _PHONE_SEPARATORS: Final = " -."
+# phoneP, greedy as the core's parser is: an optional "+country", an optional "(code)" after an
+# optional separator, then groups of digits, each after an optional separator (one left without
+# digits after it is not read). The groups stop after 23 repeats of at most 23 digits: a match
+# that long is past the 22 characters of a phone number, and no longer match can be shorter, so
+# a line of "1 1 1 ..." is not read to its end from every digit. The code's digits are not
+# bounded: a code that ends past the limit still decides whether the groups start after it.
+_PHONE_RE: Final = re.compile(
+    r"(?:\+[0-9]{1,23})?(?:[ \-.]?\([0-9]+\))?(?:[ \-.]?[0-9]{1,23}){0,23}"
+)
+
+#: The longest SimpleX name in characters: its name part has at most 253 bytes (``links``).
+_MAX_NAME_CHARS: Final = 253
+
+# A run of words that no parser would format, and the spaces between them: a word whose first
+# character starts no format (no span, secret, name, mention, command, link text, colour or
+# phone number) and that has no ".", "@" or ":", without which it is no link, domain or address.
+_PLAIN_RUN: Final = re.compile(r"(?:[^ *_~`#!@/\[+0-9.:][^ .@:]*+(?= |\Z)| ++)++")
+# The same over a whole text, lines included: a text of such words has no formatted fragment.
+_PLAIN_TEXT: Final = re.compile(r"(?:[^ \n*_~`#!@/\[+0-9.:][^ \n.@:]*+(?=[ \n]|\Z)|[ \n]++)*+")
 
 
 # ---------------------------------------------------------------------------- characters
-
-
-def _split_punctuation(s: str) -> tuple[str, str]:
-    end = len(s)
-    while end and is_punctuation(s[end - 1]):
-        end -= 1
-    return s[:end], s[end:]
 
 
 def _is_link_punctuation(ch: str) -> bool:
@@ -167,26 +185,61 @@ def _is_link_punctuation(ch: str) -> bool:
     return ch not in "/)_!" and is_punctuation(ch)
 
 
-def _words(s: str) -> list[str]:
-    """``T.words``: the runs of characters between space characters."""
-    out: list[str] = []
-    current: list[str] = []
-    for ch in s:
-        if is_space(ch):
-            if current:
-                out.append("".join(current))
-                current = []
-        else:
-            current.append(ch)
-    if current:
-        out.append("".join(current))
-    return out
+def _first_word(s: str) -> str:
+    """The first of ``T.words s``: the first run of characters between space characters."""
+    start = 0
+    while start < len(s) and is_space(s[start]):
+        start += 1
+    end = start
+    while end < len(s) and not is_space(s[end]):
+        end += 1
+    return s[start:end]
 
 
-def _till(s: str, i: int, stop: str) -> int:
-    """The index of the next ``stop`` character at or after ``i`` (or the end)."""
-    j = s.find(stop, i)
-    return len(s) if j < 0 else j
+class _Line:
+    """One line being parsed, and the searches its parsers repeat.
+
+    Several parsers look ahead for a character (the ``]`` of a link text, the space after a
+    name) from positions that the next fragments start at again. A plain ``str.find`` from each
+    of them reads the same stretch of a long line over and over, which makes a line of many
+    ``[`` or ``@`` quadratic. Here each searched character's positions are listed once per line
+    and looked up by bisection, so every search costs a logarithm, whatever the text.
+    """
+
+    __slots__ = ("_cuts", "_positions", "n", "s")
+
+    def __init__(self, s: str) -> None:
+        self.s = s
+        self.n = len(s)
+        self._positions: dict[str, list[int]] = {}
+        self._cuts: dict[int, int] = {}
+
+    def find(self, ch: str, start: int) -> int:
+        """The index of the first ``ch`` at or after ``start``, or the line's length."""
+        positions = self._positions.get(ch)
+        if positions is None:
+            positions = [m.start() for m in re.finditer(re.escape(ch), self.s)]
+            self._positions[ch] = positions
+        k = bisect_left(positions, start)
+        return positions[k] if k < len(positions) else self.n
+
+    def word_end(self, start: int) -> int:
+        """The end of the word at ``start``: the next U+0020 (``A.takeTill (== ' ')``)."""
+        return self.find(" ", start)
+
+    def punctuation_start(self, start: int, end: int) -> int:
+        """Where the trailing punctuation of ``s[start:end]`` starts (``end`` is a word's end).
+
+        Worked out once per word and kept: every name that starts inside the word ends with
+        the same punctuation.
+        """
+        cut = self._cuts.get(end)
+        if cut is None:
+            cut = end
+            while cut > 0 and self.s[cut - 1] != " " and is_punctuation(self.s[cut - 1]):
+                cut -= 1
+            self._cuts[end] = cut
+        return max(cut, start)
 
 
 # ---------------------------------------------------------------------------- words
@@ -200,12 +253,12 @@ def _is_http_uri(text: str) -> bool:
 
 def _is_domain(s: str) -> bool:
     """``isDomain``: ``name.tld`` or ``sub.name.tld``, what is likely a domain, not every one."""
+    if s.count(".") not in (1, 2):
+        return False
     parts = s.split(".")
     if len(parts) == 2:
         return _domain(parts[0], parts[1])
-    if len(parts) == 3:
-        return 3 <= len(parts[0]) <= 8 and _domain(parts[1], parts[2])
-    return False
+    return 3 <= len(parts[0]) <= 8 and _domain(parts[1], parts[2])
 
 
 def _domain(name: str, tld: str) -> bool:
@@ -258,35 +311,36 @@ def _simplex_link_json(text: str, link: SimplexLinkView, show_text: str | None) 
 # ---------------------------------------------------------------------------- spans and names
 
 
-def _span(s: str, i: int, ch: str) -> tuple[list[Fragment], int]:
-    j = s.find(ch, i + 1)
-    if j < 0:
-        return [(None, s[i:])], len(s)
-    inner = s[i + 1 : j]
-    if not inner or inner[0] == " " or inner[-1] == " ":
-        return [(None, ch + inner + ch)], j + 1
-    return [({"type": _SPANS[ch]}, inner)], j + 1
+def _span(line: _Line, i: int, ch: str) -> tuple[list[Fragment], int]:
+    s = line.s
+    j = line.find(ch, i + 1)
+    if j >= line.n:
+        return [(None, s[i:])], line.n
+    if j == i + 1 or s[i + 1] == " " or s[j - 1] == " ":
+        return [(None, s[i : j + 1])], j + 1
+    return [({"type": _SPANS[ch]}, s[i + 1 : j])], j + 1
 
 
-def _secret(s: str, i: int) -> tuple[list[Fragment], int] | None:
+def _secret(line: _Line, i: int) -> tuple[list[Fragment], int] | None:
     """``secretP`` after the first ``#`` (at ``i``)."""
+    s, n = line.s, line.n
     k = i
-    while k < len(s) and s[k] == "#":
+    while k < n and s[k] == "#":
         k += 1
-    m = _till(s, k, "#")
+    m = line.find("#", k)
     end = m
-    while end < len(s) and s[end] == "#":
+    while end < n and s[end] == "#":
         end += 1
-    inner = s[k:m]
-    if end == m or not inner or inner[0] == " " or inner[-1] == " ":
+    if end == m or m == k or s[k] == " " or s[m - 1] == " ":
         return None
     return [({"type": "secret"}, s[i : end - 1])], end
 
 
-def _styled(s: str, i: int) -> tuple[list[Fragment], int] | None:
+def _styled(line: _Line, i: int) -> tuple[list[Fragment], int] | None:
     """``coloredP`` and small text at ``s[i] == "!"``."""
+    s, n = line.s, line.n
     k = i + 1
-    if k >= len(s):
+    if k >= n:
         return None
     fmt: JSON
     if s[k] == "-":
@@ -301,18 +355,15 @@ def _styled(s: str, i: int) -> tuple[list[Fragment], int] | None:
         fmt, k = {"type": "colored", "color": _COLOR_DIGITS[s[k]]}, k + 1
     else:
         return None
-    if k >= len(s) or not is_space(s[k]):
+    if k >= n or not is_space(s[k]):
         return None
     k += 1
-    if k >= len(s) or s[k] in " !":
+    if k >= n or s[k] in " !":
         return None
-    end = _till(s, k, "!")
-    if end >= len(s):
+    end = line.find("!", k)
+    if end >= n or s[end - 1] == " ":
         return None
-    text = s[k:end]
-    if text[-1] == " ":
-        return None
-    return [(fmt, text)], end + 1
+    return [(fmt, s[k:end])], end + 1
 
 
 def _prefixed(s: str, i: int, sigil: str, command: bool) -> tuple[list[Fragment], int] | None:
@@ -324,8 +375,8 @@ def _prefixed(s: str, i: int, sigil: str, command: bool) -> tuple[list[Fragment]
     text, punct, end = read
     if command:
         # commandTextP: the first word is letters, digits and "_".
-        words = _words(text)
-        if not words or not all(is_letter(ch) or is_digit(ch) or ch == "_" for ch in words[0]):
+        word = _first_word(text)
+        if not word or not all(is_letter(ch) or is_digit(ch) or ch == "_" for ch in word):
             return None
         fmt: JSON = {"type": "command", "commandStr": text}
     else:
@@ -339,53 +390,40 @@ def _prefixed(s: str, i: int, sigil: str, command: bool) -> tuple[list[Fragment]
 
 def _phone(s: str, i: int) -> tuple[list[Fragment], int] | None:
     """``phoneP``: ``+country``, ``(code)`` and digit groups, each after an optional separator."""
-    n = len(s)
-    k = i
-    if s[k] == "+" and k + 1 < n and is_digit(s[k + 1]):
-        k += 1
-        while k < n and is_digit(s[k]):
-            k += 1
-    # an optional area code: a separator, "(", digits, ")"
-    c = k + 1 if k < n and s[k] in _PHONE_SEPARATORS else k
-    if c < n and s[c] == "(":
-        d = c + 1
-        while d < n and is_digit(s[d]):
-            d += 1
-        if d > c + 1 and d < n and s[d] == ")":
-            k = d + 1
-    # segments: a separator (or none) and digits
-    while True:
-        c = k + 1 if k < n and s[k] in _PHONE_SEPARATORS else k
-        d = c
-        while d < n and is_digit(s[d]):
-            d += 1
-        if d == c:
-            break
-        k = d
+    match = _PHONE_RE.match(s, i)
+    k = match.end() if match is not None else i  # every part is optional: it always matches
     if k - i not in _PHONE_CHARS:
         return None
     return [({"type": "phone"}, s[i:k])], k
 
 
+def _marshal(fragments: Sequence[Fragment]) -> bytes:
+    """The ``formattedText`` JSON of merged fragments, marshalled for the cache."""
+    return marshal.dumps(
+        [
+            {"text": text} if fmt is None else {"format": fmt, "text": text}
+            for fmt, text in fragments
+        ]
+    )
+
+
 def _merge(fragments: Sequence[Fragment]) -> list[Fragment]:
-    """Adjacent fragments of the same format merge; empty ones drop (the core's Semigroup)."""
-    out: list[Fragment] = []
+    """Adjacent fragments of the same format merge; empty ones drop (the core's Semigroup).
+
+    The texts of a run are joined once at the end, not added to one another fragment by
+    fragment, which would copy a long plain text once per fragment.
+    """
+    formats: list[JSON | None] = []
+    texts: list[list[str]] = []
     for fmt, text in fragments:
         if not text:
             continue
-        if out and out[-1][0] == fmt:
-            out[-1] = (fmt, out[-1][1] + text)
+        if formats and formats[-1] == fmt:
+            texts[-1].append(text)
         else:
-            out.append((fmt, text))
-    return out
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
+            formats.append(fmt)
+            texts.append([text])
+    return [(fmt, "".join(parts)) for fmt, parts in zip(formats, texts, strict=True)]
 
 
 # ---------------------------------------------------------------------------- the parser
@@ -395,18 +433,21 @@ class Markdown:
     """The core's Markdown parser, reading SimpleX links and names with the given parsers.
 
     Results are cached by text (an LRU of ``cache_size`` texts); every call returns fresh
-    objects that the caller may change.
+    objects that the caller may change. Parsing takes time linear in the text's length,
+    whatever the text: a megabyte is parsed in well under a second.
 
     Args:
         parse_link: parses a SimpleX link (``simplex_protocols.links.parse_simplex_link``);
             raises :class:`~simplex_protocols.errors.LinkError` for any other text.
         parse_name: parses a SimpleX name with its ``@``/``#`` sigil
             (``simplex_protocols.links.parse_simplex_name``); raises
-            :class:`~simplex_protocols.errors.LinkError` for any other text.
+            :class:`~simplex_protocols.errors.LinkError` for any other text. Names longer
+            than 253 characters are never passed to it: the core's names are at most 253
+            bytes.
         cache_size: how many parsed texts to keep.
     """
 
-    __slots__ = ("_cached", "_parse_link", "_parse_name")
+    __slots__ = ("_cached", "_name_json", "_parse_link", "_parse_name")
 
     def __init__(
         self,
@@ -418,6 +459,9 @@ class Markdown:
         self._parse_link = parse_link
         self._parse_name = parse_name
         self._cached = lru_cache(maxsize=cache_size)(self._parse_text)
+        # Names repeat in a text (#tags): each is parsed once; its JSON is shared by the
+        # fragments and copied with them by parse().
+        self._name_json = lru_cache(maxsize=1024)(self._parse_name_json)
 
     def parse(self, text: str) -> FormattedText | None:
         """The ``formattedText`` of a message text (``parseMaybeMarkdownList``).
@@ -428,14 +472,9 @@ class Markdown:
             Parsing is total: every text gives one or the other.
         """
         parsed = self._cached(text)
-        if parsed is None:
-            return None
-        out: FormattedText = []
-        for fmt, fragment in parsed:
-            item: JSON = {} if fmt is None else {"format": _copy(fmt)}
-            item["text"] = fragment
-            out.append(item)
-        return out
+        # The cache keeps the result marshalled: loading it makes fresh objects at C speed,
+        # where a copy in Python would cost more than the parse of a long text.
+        return None if parsed is None else cast(FormattedText, marshal.loads(parsed))
 
     def parse_line(self, line: str) -> list[Fragment]:
         """The fragments of one line (the core's ``markdownP``), merged.
@@ -444,17 +483,25 @@ class Markdown:
         should hold no ``\\n``: the core parses each line of a text on its own.
         """
         out: list[Fragment] = []
+        current = _Line(line)
+        n = len(line)
         i = 0
-        while i < len(line):
-            fragments, i = self._fragment(line, i)
+        while i < n:
+            plain = _PLAIN_RUN.match(line, i)
+            if plain is not None and plain.end() > i:
+                # Words no parser would format, and the spaces between them, in one step.
+                out.append((None, line[i : plain.end()]))
+                i = plain.end()
+                if i >= n:
+                    break
+            fragments, i = self._fragment(current, i)
             out.extend(fragments)
         return _merge(out)
 
     # ------------------------------------------------------------------------ internals
 
-    def _parse_text(self, text: str) -> tuple[Fragment, ...] | None:
-        # Cached: the format objects in the result are shared, so parse() copies them.
-        if not text:
+    def _parse_text(self, text: str) -> bytes | None:
+        if not text or _PLAIN_TEXT.fullmatch(text) is not None:
             return None
         lines = text.split("\n")
         if text.endswith("\n"):
@@ -464,59 +511,73 @@ class Markdown:
             if len(stripped) <= 1:
                 return None
             if stripped[0] == "/":
-                return (({"type": "command", "commandStr": stripped[1:]}, lines[0]),)
-        fragments: list[Fragment] = []
-        for n, line in enumerate(lines):
-            if n:
-                fragments.append((None, "\n"))
-            fragments.extend(self.parse_line(line))
-        merged = _merge(fragments)
+                return _marshal([({"type": "command", "commandStr": stripped[1:]}, lines[0])])
+            merged = self.parse_line(lines[0])
+        else:
+            fragments: list[Fragment] = []
+            for n, line in enumerate(lines):
+                if n:
+                    fragments.append((None, "\n"))
+                fragments.extend(self.parse_line(line))
+            merged = _merge(fragments)
         if all(fmt is None for fmt, _ in merged):
             return None
-        return tuple(merged)
+        return _marshal(merged)
+
+    def _parse_name_json(self, full: str) -> JSON | None:
+        try:
+            return self._parse_name(full).to_core_json()
+        except LinkError:
+            return None
 
     def _link(self, text: str) -> SimplexLinkView | None:
+        if "#" not in text:
+            # Every SimpleX link, full or short, has a fragment: a word without one is none,
+            # and most http(s) words are none (a refused parse costs an error object).
+            return None
         try:
             return self._parse_link(text)
         except LinkError:
             return None
 
-    def _fragment(self, s: str, i: int) -> tuple[list[Fragment], int]:
+    def _fragment(self, line: _Line, i: int) -> tuple[list[Fragment], int]:
+        s = line.s
         ch = s[i]
         found: tuple[list[Fragment], int] | None = None
         if ch == " ":
             j = i
-            while j < len(s) and s[j] == " ":
+            while j < line.n and s[j] == " ":
                 j += 1
             return [(None, s[i:j])], j
         if ch in _SPANS:
-            return _span(s, i, ch)
+            return _span(line, i, ch)
         if ch == "#":
-            found = _secret(s, i + 1) or self._name_ref(s, i + 1, "#")
+            found = _secret(line, i + 1) or self._name_ref(line, i + 1, "#")
             if found is None:
-                j = _till(s, i + 1, " ")
+                j = line.word_end(i + 1)
                 return [(None, s[i:j])], j
             return found
         if ch == "!":
-            found = _styled(s, i)
+            found = _styled(line, i)
         elif ch == "@":
-            found = self._name_ref(s, i + 1, "@") or _prefixed(s, i, "@", command=False)
+            found = self._name_ref(line, i + 1, "@") or _prefixed(s, i, "@", command=False)
         elif ch == "/":
             found = _prefixed(s, i, "/", command=True)
         elif ch == "[":
-            found = self._hyperlink(s, i)
+            found = self._hyperlink(line, i)
         elif ch == "+" or is_digit(ch):
             found = _phone(s, i)
-        return found if found is not None else self._word(s, i)
+        return found if found is not None else self._word(line, i)
 
-    def _word(self, s: str, i: int) -> tuple[list[Fragment], int]:
+    def _word(self, line: _Line, i: int) -> tuple[list[Fragment], int]:
         """``wordP``: the text up to the next U+0020, a link or an address or plain."""
-        j = _till(s, i, " ")
+        s = line.s
+        j = line.word_end(i)
         w = s[i:j]
-        bare = w
-        while bare and _is_link_punctuation(bare[-1]):
-            bare = bare[:-1]
-        punct = w[len(bare) :]
+        cut = j
+        while cut > i and _is_link_punctuation(s[cut - 1]):
+            cut -= 1
+        bare = s[i:cut]
         fmt: JSON | None
         if len(bare) >= _MIN_LINK_CHARS and bare.startswith(_LINK_PREFIXES):
             # The core decodes the whole word as a SimpleX link, punctuation included.
@@ -534,37 +595,46 @@ class Markdown:
         else:
             return [(None, w)], j
         out: list[Fragment] = [(fmt, bare)]
-        if punct:
-            out.append((None, punct))
+        if cut < j:
+            out.append((None, s[cut:j]))
         return out, j
 
-    def _name_ref(self, s: str, i: int, sigil: str) -> tuple[list[Fragment], int] | None:
+    def _name_ref(self, line: _Line, i: int, sigil: str) -> tuple[list[Fragment], int] | None:
         """A SimpleX name after its sigil (``i`` is after it); ``@`` needs a domain."""
-        j = _till(s, i, " ")
-        name, punct = _split_punctuation(s[i:j])
+        s = line.s
+        j = line.word_end(i)
+        cut = line.punctuation_start(i, j)
+        if cut - i > _MAX_NAME_CHARS:
+            return None
+        name = s[i:cut]
         if sigil == "@" and "." not in name:
             return None
         full = sigil + name
-        try:
-            parsed = self._parse_name(full)
-        except LinkError:
+        info = self._name_json(full)
+        if info is None:
             return None
-        out: list[Fragment] = [({"type": "simplexName", "nameInfo": parsed.to_core_json()}, full)]
-        if punct:
-            out.append((None, punct))
+        out: list[Fragment] = [({"type": "simplexName", "nameInfo": info}, full)]
+        if cut < j:
+            out.append((None, s[cut:j]))
         return out, j
 
-    def _hyperlink(self, s: str, i: int) -> tuple[list[Fragment], int] | None:
+    def _hyperlink(self, line: _Line, i: int) -> tuple[list[Fragment], int] | None:
         """``sowLinkP``: ``[text](link)`` at ``s[i] == "["``."""
-        t_end = _till(s, i + 1, "]")
-        if t_end == i + 1 or t_end >= len(s) or not s.startswith("(", t_end + 1):
+        s, n = line.s, line.n
+        t_end = line.find("]", i + 1)
+        if t_end == i + 1 or t_end >= n or not s.startswith("(", t_end + 1):
             return None
         l_start = t_end + 2
-        l_end = _till(s, l_start, ")")
-        if l_end == l_start or l_end >= len(s):
+        l_end = line.find(")", l_start)
+        if l_end == l_start or l_end >= n:
+            return None
+        text_chars, link_chars = t_end - i - 1, l_end - l_start
+        # Text with punctuation must be the link itself: compared by length before anything is
+        # copied, since many "[" of a long line may share one "](...)".
+        has_punct = any(is_punctuation(s[k]) and s[k] not in "-_" for k in range(i + 1, t_end))
+        if has_punct and link_chars not in (text_chars, text_chars + 8):
             return None
         text, link_text = s[i + 1 : t_end], s[l_start:l_end]
-        has_punct = any(is_punctuation(ch) and ch not in "-_" for ch in text)
         if has_punct and text != link_text and "https://" + text != link_text:
             return None
         link = self._link(link_text)

@@ -13,6 +13,10 @@ the same IDs, errors and limits. Use it for tests, demos and offline bot develop
     link = bot.create_address(pq_ratchet=True)
     backend = network.backend("alice")   # a CoreBackend, frames in the CLI WebSocket shape
 
+A network's cores behave as the newest core the seeds describe, or as an older real core:
+``SimNetwork(core_profile="v6.4")`` (:data:`CORE_PROFILES`; ``simplex-sim serve
+--core-profile NAME``), so that tests show what a user of that core gets.
+
 ``simplex-sim serve`` exposes the same network over WebSocket, one endpoint per user, and
 ``--core sim:USER`` (:func:`simplex_protocols.core.open_core`) opens USER's core in
 :func:`default_network`: importing this package registers that backend with the core client.
@@ -22,7 +26,8 @@ the same IDs, errors and limits. Use it for tests, demos and offline bot develop
 from __future__ import annotations
 
 from simplex_protocols._exports import publish
-from simplex_protocols.core import CoreKind, register_backend
+from simplex_protocols.core import CoreKind
+from simplex_protocols.core._open import register_backend
 
 from ._backend import SimBackend as SimBackend
 from ._core import SimCore as SimCore
@@ -32,12 +37,16 @@ from ._network import SimNetwork as SimNetwork
 from ._network import SimUser as SimUser
 from ._network import default_network as default_network
 from ._network import option_backend
+from ._profiles import CORE_PROFILES as CORE_PROFILES
+from ._profiles import CoreProfile as CoreProfile
 from ._server import SimServer as SimServer
 from ._shape import check_frame as check_frame
 from ._shape import check_shape as check_shape
 
 __all__ = [
+    "CORE_PROFILES",
     "ROUTER_HOSTS",
+    "CoreProfile",
     "Faults",
     "SimBackend",
     "SimCore",

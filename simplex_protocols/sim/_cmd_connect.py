@@ -46,13 +46,13 @@ def _verified_domain(ctx: CoreContext, domain: str | None, conn_link: JSON) -> b
 
 
 @COMMANDS.command(
-    "/_prepare contact <userId:int> <fullLink:word>[ <shortLink:word>]"
+    "/_prepare contact <userId:int> <fullLink:word>[ <shortLink:link>]"
     "[ domain=<domain:word>] <linkData:json>"
 )
 def prepare_contact(ctx: CoreContext, a: Args) -> JSON:
     user = ctx.user_by_id(a["userId"])
     conn_link = _link_arg(a["fullLink"], a["shortLink"])
-    data = json_object(a["linkData"], "ContactShortLinkData")
+    data = ctx.core_profile.contact_link_data(json_object(a["linkData"], "ContactShortLinkData"))
     prof = data.get("profile")
     if not isinstance(prof, dict) or not isinstance(prof.get("displayName"), str):
         raise command_error("ContactShortLinkData: profile with displayName expected")
@@ -67,7 +67,10 @@ def prepare_contact(ctx: CoreContext, a: Args) -> JSON:
         g.domain_verified = verified
         return _prepared_response(ctx, user, "group", g.group_id)
     prow = ctx.new_profile(prof)
-    link_type = "INV" if ref is not None and ref.link_type == "invitation" else "CON"
+    # ConnectionMode's JSON is lower case (simplexmq Agent/Protocol.hs, ToJSON ConnectionMode:
+    # the text encoding "INV"/"CON" lowered, since commit 79c67f2); simplex_chat 7.0.2's types
+    # write INV/CON, which no core sends.
+    link_type = "inv" if ref is not None and ref.link_type == "invitation" else "con"
     c = ctx.new_contact(
         user, prow, prepared={"connLinkToConnect": conn_link, "uiConnLinkType": link_type}
     )
@@ -135,13 +138,13 @@ def prepare_business_chat(
 
 
 @COMMANDS.command(
-    "/_prepare group <userId:int> <fullLink:word>[ <shortLink:word>]"
+    "/_prepare group <userId:int> <fullLink:word>[ <shortLink:link>]"
     "[ direct=<direct:onoff>][ domain=<domain:word>] <linkData:json>"
 )
 def prepare_group(ctx: CoreContext, a: Args) -> JSON:
     user = ctx.user_by_id(a["userId"])
     conn_link = _link_arg(a["fullLink"], a["shortLink"])
-    data = json_object(a["linkData"], "GroupShortLinkData")
+    data = ctx.core_profile.group_link_data(json_object(a["linkData"], "GroupShortLinkData"))
     gp = data.get("groupProfile")
     if not isinstance(gp, dict) or not isinstance(gp.get("displayName"), str):
         raise command_error("GroupShortLinkData: groupProfile with displayName expected")
@@ -399,8 +402,39 @@ def connect_contact_via_address(ctx: CoreContext, a: Args) -> JSON:
     }
 
 
+@COMMANDS.command("/_connect <userId:int>[ incognito=<incognito:onoff>]")
+def add_contact(ctx: CoreContext, a: Args) -> JSON:
+    # Before the link form, as in the core's parser (APIAddContact is tried first): with the
+    # link optional there, "/_connect 1 incognito=on" would read "incognito=on" as a link.
+    user = ctx.user_by_id(a["userId"])
+    if ctx.network.faults.is_router_down(user.router):
+        raise broker_timeout(user.router)
+    incognito_id = _incognito(ctx, user, a["incognito"])
+    full, short, key, queue_id = make_invitation_link(ctx.network.random, user.router)
+    conn_link = rec.created_conn_link(full, short)
+    conn = ctx.new_conn(
+        user,
+        "contact",
+        "new",
+        pending="invitation",
+        conn_link_inv=conn_link,
+        custom_user_profile_id=incognito_id,
+        contact_conn_initiated=True,
+    )
+    conn.pending_target = key
+    ctx.network.register_link(
+        [key, queue_id], LinkTarget("invitation", ctx.name, conn.conn_id, user.router)
+    )
+    return {
+        "type": "invitation",
+        "user": ctx.user_json(user.user_id),
+        "connLinkInvitation": conn_link,
+        "connection": rec.pending_connection(conn),
+    }
+
+
 @COMMANDS.command(
-    "/_connect <userId:int>[ incognito=<incognito:onoff>] <fullLink:word>[ <shortLink:word>]"
+    "/_connect <userId:int>[ incognito=<incognito:onoff>] <fullLink:word>[ <shortLink:link>]"
 )
 def connect_link(ctx: CoreContext, a: Args) -> JSON:
     user = ctx.user_by_id(a["userId"])
@@ -444,35 +478,6 @@ def connect_resolved(ctx: CoreContext, user: UserRow, r: Resolved, incognito: st
         "user": ctx.user_json(user.user_id),
         "connection": rec.pending_connection(conn),
         **_custom(ctx, incognito_id),
-    }
-
-
-@COMMANDS.command("/_connect <userId:int>[ incognito=<incognito:onoff>]")
-def add_contact(ctx: CoreContext, a: Args) -> JSON:
-    user = ctx.user_by_id(a["userId"])
-    if ctx.network.faults.is_router_down(user.router):
-        raise broker_timeout(user.router)
-    incognito_id = _incognito(ctx, user, a["incognito"])
-    full, short, key, queue_id = make_invitation_link(ctx.network.random, user.router)
-    conn_link = rec.created_conn_link(full, short)
-    conn = ctx.new_conn(
-        user,
-        "contact",
-        "new",
-        pending="invitation",
-        conn_link_inv=conn_link,
-        custom_user_profile_id=incognito_id,
-        contact_conn_initiated=True,
-    )
-    conn.pending_target = key
-    ctx.network.register_link(
-        [key, queue_id], LinkTarget("invitation", ctx.name, conn.conn_id, user.router)
-    )
-    return {
-        "type": "invitation",
-        "user": ctx.user_json(user.user_id),
-        "connLinkInvitation": conn_link,
-        "connection": rec.pending_connection(conn),
     }
 
 

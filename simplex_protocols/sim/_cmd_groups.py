@@ -41,7 +41,8 @@ def _group_profile_arg(ctx: CoreContext, text: str | None) -> JSON:
         raise command_error("GroupProfile: displayName expected")
     ctx.valid_display_name(profile["displayName"])
     profile.setdefault("fullName", "")
-    return profile
+    decoded: JSON = ctx.core_profile.group_profile(profile)
+    return decoded
 
 
 def _create_group(ctx: CoreContext, user: UserRow, profile: JSON, incognito: bool) -> GroupRow:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from simplex_protocols._framing import MSG_UPDATE_ENVELOPE_BYTES
 from simplex_protocols._wire import chat_message_size, json_size
 from simplex_protocols.coretext import mentioned_names
-from simplex_protocols.limits import MAX_CHAT_MESSAGE_BYTES, MSG_UPDATE_ENVELOPE_BYTES
+from simplex_protocols.limits import MAX_CHAT_MESSAGE_BYTES
 
 from . import _records as rec
 from ._context import Args, CoreContext, json_arg, json_object, parse_int
@@ -32,6 +33,7 @@ __all__ = [
     "on_sent",
     "post_message",
     "quote_json",
+    "send_composed",
 ]
 
 JSON = dict[str, Any]
@@ -163,8 +165,10 @@ def post_message(
     live: bool = False,
     ttl: int | None = None,
     as_group: bool = False,
+    forward: bool = False,
 ) -> ItemRow:
-    """Create a sent item and send the message to the chat's peers."""
+    """Create a sent item and send the message to the chat's peers (``forward``: as a
+    forwarded message, which the recipients see as forwarded from an unknown chat)."""
     dir_type = {"direct": "directSnd", "group": "groupSnd", "local": "localSnd"}[chat_type]
     shared = ctx.random_id() if chat_type != "local" else None
     timed = None
@@ -202,6 +206,8 @@ def post_message(
         body["ttl"] = ttl
     if as_group:
         body["asGroup"] = True
+    if forward:
+        body["forward"] = True
     conns = _recipients(ctx, chat_type, chat_id)
     for conn in conns:
         ctx.send_on(conn, body, receipt=[item.item_id])
@@ -232,7 +238,9 @@ def _recipients(ctx: CoreContext, chat_type: str, chat_id: int) -> list[ConnRow]
     return member_conns(ctx, ctx.db.groups[chat_id])
 
 
-def _composed(ctx: CoreContext, user: UserRow, a: Args, messages: list[Any]) -> JSON:
+def _composed(
+    ctx: CoreContext, user: UserRow, a: Args, messages: list[Any], *, forward: bool = False
+) -> JSON:
     kind, chat_id, as_group = _send_target(ctx, user, a["ref"] or "")
     live = a.get("live") == "on"
     ttl = None
@@ -247,6 +255,9 @@ def _composed(ctx: CoreContext, user: UserRow, a: Args, messages: list[Any]) -> 
         mc = msg["msgContent"]
         if not isinstance(mc.get("type"), str) or not isinstance(mc.get("text", ""), str):
             raise command_error("MsgContent: type and text expected")
+        # The text alone is measured before its Markdown is read for mentions: a text over the
+        # limit is refused without parsing it.
+        check_size(mc)
         quote = None
         if msg.get("quotedItemId") is not None:
             quote = _quote_for(ctx, kind, chat_id, msg["quotedItemId"])
@@ -268,6 +279,7 @@ def _composed(ctx: CoreContext, user: UserRow, a: Args, messages: list[Any]) -> 
             live=live,
             ttl=ttl,
             as_group=as_group,
+            forward=forward,
         )
         for mc, q, mn in prepared
     ]
@@ -276,6 +288,19 @@ def _composed(ctx: CoreContext, user: UserRow, a: Args, messages: list[Any]) -> 
         "user": ctx.user_json(user.user_id),
         "chatItems": [ctx.a_item(i) for i in items],
     }
+
+
+def send_composed(
+    ctx: CoreContext,
+    ref: str,
+    messages: list[Any],
+    *,
+    ttl: str | None = None,
+    forward: bool = False,
+) -> JSON:
+    """Send ComposedMessages to a chat reference as ``/_send`` does (``newChatItems``)."""
+    user = ctx.active_user()
+    return _composed(ctx, user, {"ref": ref, "live": None, "ttl": ttl}, messages, forward=forward)
 
 
 def _mentions(
@@ -374,8 +399,8 @@ def _update(ctx: CoreContext, a: Args, mc: JSON, raw_mentions: Any) -> JSON:
     if not editable:
         raise chat_error("invalidChatItemUpdate")
     live = a.get("live") == "on"
+    check_size(mc, update=True)  # before the Markdown of the mentions is read
     mentions = _mentions(ctx, kind, chat_id, raw_mentions, mc)
-    check_size(mc, update=True)
     old = item.content.get("msgContent")
     was_live = bool(item.live)
     if old == mc and not (was_live and not live) and not live:

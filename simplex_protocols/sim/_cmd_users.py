@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from . import _records as rec
-from ._context import Args, CoreContext, json_object, parse_int
+from ._context import Args, CoreContext, json_arg, json_object, parse_int
 from ._errors import broker_timeout, chat_error, command_error, store_error
 from ._grammar import CommandGroup
 from ._store import ContactRow, LinkRow, NoteFolderRow, UserRow
@@ -42,7 +42,7 @@ def list_users(ctx: CoreContext, a: Args) -> JSON:
 @COMMANDS.command("/_create user <newUser:json>")
 def create_user(ctx: CoreContext, a: Args) -> JSON:
     new_user = json_object(a["newUser"], "NewUser")
-    profile = new_user.get("profile")
+    profile = ctx.core_profile.profile(new_user.get("profile"))
     if profile is None:
         profile = {"displayName": _random_display_name(ctx), "fullName": ""}
     if not isinstance(profile, dict):
@@ -105,8 +105,11 @@ def _new_user(ctx: CoreContext, profile: JSON) -> UserRow:
     return user
 
 
-@COMMANDS.command("/_user <userId:int>[ <viewPwd:json>]")
+@COMMANDS.command("/_user <userId:int>[ <viewPwd:rest>]")
 def set_active_user(ctx: CoreContext, a: Args) -> JSON:
+    if a["viewPwd"] is not None:
+        # any JSON value (the password is a JSON string), decoded as the parser decodes it
+        json_arg(a["viewPwd"], "view password")
     user = ctx.user_by_id(a["userId"])
     ctx.db.active_user_id = user.user_id
     return {"type": "activeUser", "user": ctx.user_json(user.user_id)}
@@ -116,7 +119,7 @@ def set_active_user(ctx: CoreContext, a: Args) -> JSON:
 def update_profile(ctx: CoreContext, a: Args) -> JSON:
     user = ctx.user_by_id(a["userId"])
     ctx.require_started()
-    new = json_object(a["profile"], "Profile")
+    new = ctx.core_profile.profile(json_object(a["profile"], "Profile"))
     name = ctx.valid_display_name(new.get("displayName"))
     new.setdefault("fullName", "")
     return _apply_profile(ctx, user, new, name)
@@ -166,7 +169,7 @@ def _contact_profile_for(ctx: CoreContext, user: UserRow, c: ContactRow) -> JSON
 def set_contact_prefs(ctx: CoreContext, a: Args) -> JSON:
     user = ctx.active_user()
     c = ctx.get_contact(user, parse_int(a["contactId"]))
-    prefs = json_object(a["prefs"], "Preferences")
+    prefs = ctx.core_profile.preferences(json_object(a["prefs"], "Preferences"))
     before = ctx.contact_json(c)
     c.user_preferences = prefs
     conn = ctx.db.conns.get(c.conn_id) if c.conn_id is not None else None
@@ -193,8 +196,10 @@ def set_profile_address(ctx: CoreContext, a: Args) -> JSON:
 
 
 @COMMANDS.command(
+    # large_link_data= (v6.4's parser has it; accepted and ignored: link data is never too
+    # large here) comes before service_requests=, the newest option.
     "/_start[ main=<main:onoff>][ snd_files=<sndFiles:onoff>]"
-    "[ service_requests=<serviceRequests:onoff>]"
+    "[ large_link_data=<largeLinkData:onoff>][ service_requests=<serviceRequests:onoff>]"
 )
 def start_chat(ctx: CoreContext, a: Args) -> JSON:
     if ctx.started:
@@ -355,12 +360,17 @@ def show_address(ctx: CoreContext, a: Args) -> JSON:
 
 @COMMANDS.command("/_address_settings <userId:int>[ pq_ratchet=<pq:onoff>] <settings:json>")
 def address_settings(ctx: CoreContext, a: Args) -> JSON:
-    user = ctx.user_by_id(a["userId"])
-    link = _address(ctx, user)
-    settings = json_object(a["settings"], "AddressSettings")
-    business = settings.get("businessAddress", False)
+    # The core's parser decodes the JSON (jsonP): a bad AddressSettings is a commandError
+    # before the user is looked up. businessAddress is a field without a default, so a JSON
+    # without it does not decode.
+    settings = ctx.core_profile.address_settings(json_object(a["settings"], "AddressSettings"))
+    if "businessAddress" not in settings:
+        raise command_error('Error in $: key "businessAddress" not found (AddressSettings)')
+    business = settings["businessAddress"]
     if not isinstance(business, bool):
         raise command_error("AddressSettings: businessAddress must be a boolean")
+    user = ctx.user_by_id(a["userId"])
+    link = _address(ctx, user)
     out: JSON = {"businessAddress": business}
     auto = settings.get("autoAccept")
     if auto is not None:

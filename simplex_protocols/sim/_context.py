@@ -25,6 +25,7 @@ from ._delivery import LinkTarget, NameRecord, ServiceCall
 from ._errors import chat_error, command_error, store_error
 from ._faults import Faults
 from ._links import LinkRef, b64url, make_contact_link
+from ._profiles import CoreProfile, core_profile
 from ._session import Emitter, Session
 from ._store import (
     ConnRow,
@@ -134,16 +135,26 @@ class CoreContext:
         db: the core's database.
         events: where the core's responses and events go.
         started: whether the chat is running (as after ``/_start``).
+        profile: the real core this one behaves as (``spec``: the newest).
     """
 
     def __init__(
-        self, network: NetworkPort, name: str, db: Database, events: Emitter, *, started: bool
+        self,
+        network: NetworkPort,
+        name: str,
+        db: Database,
+        events: Emitter,
+        *,
+        started: bool,
+        profile: CoreProfile | None = None,
     ) -> None:
         self.network = network
         self.name = name
         self.db = db
         self.events = events
         self.started = started
+        #: The real core this one behaves as: what it parses, keeps and writes.
+        self.core_profile = core_profile(profile)
         self.service_requests = False
         #: The session and correlation ID of the command running now (a blocking command
         #: answers that session later).
@@ -271,9 +282,10 @@ class CoreContext:
         return row
 
     def profile_row(self, profile: Any) -> ProfileRow:
-        """A profile row for a profile a peer sent (a placeholder when it sent none)."""
+        """A profile row for a profile a peer sent (a placeholder when it sent none), as this
+        core decodes it (a key its Profile record lacks is dropped)."""
         prof = profile if isinstance(profile, dict) else {"displayName": "unknown", "fullName": ""}
-        return self.new_profile(prof)
+        return self.new_profile(self.core_profile.profile(prof))
 
     def incognito_profile(self, user: UserRow) -> ProfileRow:
         """A random profile for one connection; it keeps the user's peer type."""

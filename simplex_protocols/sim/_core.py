@@ -13,6 +13,7 @@ from typing import Any
 
 from . import (
     _cmd_chats,
+    _cmd_cli,
     _cmd_connect,
     _cmd_groups,
     _cmd_messages,
@@ -30,15 +31,16 @@ from ._delivery import Delivery, ServiceCall
 from ._errors import ChatFailure
 from ._grammar import Grammar
 from ._inbound import ReceiveTable
+from ._profiles import CoreProfile, core_profile
 from ._session import Emitter, Session
 from ._store import Database
 
-__all__ = ["GRAMMAR", "RECEIVE", "SimCore"]
+__all__ = ["GRAMMAR", "RECEIVE", "SimCore", "profile_grammar"]
 
 JSON = dict[str, Any]
 
 #: The commands the simulated core parses, in matching order: the core's API as the spec's
-#: newest core has it.
+#: newest core has it. A core profile edits it (``_profiles.py``).
 GRAMMAR = Grammar(
     [
         _cmd_users.COMMANDS,
@@ -50,6 +52,7 @@ GRAMMAR = Grammar(
         _cmd_chats.COMMANDS,
         _cmd_groups.COMMANDS,
         _service.COMMANDS,
+        _cmd_cli.COMMANDS,
     ]
 )
 
@@ -65,6 +68,27 @@ RECEIVE = ReceiveTable.merged(
 )
 
 
+_PROFILE_GRAMMARS: dict[int, tuple[CoreProfile, Grammar]] = {}
+
+
+def profile_grammar(profile: CoreProfile) -> Grammar:
+    """:data:`GRAMMAR` as the core ``profile`` parses it (made once per profile).
+
+    Raises:
+        ValueError: a row of the profile names a pattern the grammar does not have.
+    """
+    made = _PROFILE_GRAMMARS.get(id(profile))
+    if made is not None and made[0] is profile:
+        return made[1]
+    grammar = GRAMMAR
+    if profile.commands:
+        grammar = GRAMMAR.edited(
+            removed=profile.removed_patterns, replaced=profile.replaced_patterns
+        )
+    _PROFILE_GRAMMARS[id(profile)] = (profile, grammar)
+    return grammar
+
+
 class SimCore:
     """A simulated chat core: one database, its users, and the clients attached to it.
 
@@ -73,16 +97,31 @@ class SimCore:
         name: the core's name.
         db: its database.
         started: whether its chat runs (as after ``/_start``).
+        profile: the real core it behaves as (a :class:`CoreProfile` or its name; ``None``:
+            ``spec``, the newest core): its grammar, the keys its records keep, its shapes.
     """
 
-    def __init__(self, network: NetworkPort, name: str, db: Database, *, started: bool) -> None:
-        self.events = Emitter(name, network)
-        self.ctx = CoreContext(network, name, db, self.events, started=started)
-        self.grammar = GRAMMAR
+    def __init__(
+        self,
+        network: NetworkPort,
+        name: str,
+        db: Database,
+        *,
+        started: bool,
+        profile: CoreProfile | str | None = None,
+    ) -> None:
+        chosen = core_profile(profile)
+        shape = chosen.shape if chosen.conn_status_string is not None else None
+        self.events = Emitter(name, network, shape)
+        self.ctx = CoreContext(network, name, db, self.events, started=started, profile=chosen)
+        self.grammar = profile_grammar(chosen)
         self.receive_table = RECEIVE
 
     def __repr__(self) -> str:
-        return f"SimCore({self.name!r}, users={len(self.db.users)}, started={self.started})"
+        return (
+            f"SimCore({self.name!r}, profile={self.profile.name!r}, users={len(self.db.users)}, "
+            f"started={self.started})"
+        )
 
     # ------------------------------------------------------------------ state
 
@@ -93,6 +132,11 @@ class SimCore:
     @property
     def name(self) -> str:
         return self.ctx.name
+
+    @property
+    def profile(self) -> CoreProfile:
+        """The real core this one behaves as."""
+        return self.ctx.core_profile
 
     @property
     def db(self) -> Database:

@@ -15,13 +15,14 @@ an absent optional part). A command that no pattern matches is refused with
 ``commandError``, never an exception.
 
 A grammar is a plain value, so a core that parses another set of commands (another core
-version, the CLI's short forms) is a core with another grammar.
+version, the CLI's short forms) is a core with another grammar: :meth:`Grammar.edited` makes one
+from another by removing and replacing patterns (a core profile's table of differences).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,10 @@ _TYPES: dict[str, str] = {
     "num": r"\d+(?:\.\d+)?",
     "role": r"owner|admin|moderator|member|observer|author",
     "chatref": r"[@#*:%]\d{1,19}(?:\(_support(?::\d{1,19})?\))?",
+    # a SimpleX link, not a name (cores before SimpleX names read only links here)
+    "link": r"(?!simplex:/name)(?:simplex:/|https://)\S+",
+    # a display name as the CLI reads one (displayNameP): 'quoted', or up to a space or comma
+    "dname": r"'[^\x00-\x20#@'][^']*'|[^\x00-\x20#@'][^\s,]*",
     "sendref": r"[@#]\d{1,19}(?:\(_support(?::\d{1,19})?\))?(?:\(as_group=(?:on|off)\))?",
     "json": r"[\[{].*",
     "rest": r".+",
@@ -64,17 +69,36 @@ _UNHELPFUL_PREFIXES = ("/c", "/net")
 
 @dataclass(frozen=True)
 class Command:
-    """One command of a table: its syntax and the handler that runs it."""
+    """One command of a table: its syntax and the handler that runs it.
+
+    ``defaults`` are parameters the handler reads that this pattern does not have (a pattern
+    that replaced another, shorter one): they are given as absent (``None``).
+    """
 
     pattern: str
     handler: Handler
     regex: re.Pattern[str]
     prefix: str
+    defaults: tuple[str, ...] = ()
 
     @classmethod
-    def compile(cls, pattern: str, handler: Handler) -> Command:
+    def compile(cls, pattern: str, handler: Handler, defaults: tuple[str, ...] = ()) -> Command:
         rx, prefix = _compile(pattern)
-        return cls(pattern, handler, re.compile(rx + r"\Z", re.DOTALL), prefix)
+        own = {m[0] for m in _PARAM_RE.findall(pattern)}
+        missing = tuple(name for name in defaults if name not in own)
+        return cls(pattern, handler, re.compile(rx + r"\Z", re.DOTALL), prefix, missing)
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """The names of the pattern's parameters."""
+        return tuple(m[0] for m in _PARAM_RE.findall(self.pattern))
+
+    @property
+    def glued(self) -> bool:
+        """Whether a parameter follows the first word's literal text directly (``@<name>``,
+        ``/_groups<userId>``): the command's first word is then not the pattern's."""
+        head = self.prefix.split(" ", 1)[0]
+        return head == self.prefix and self.pattern[len(head) : len(head) + 1] == "<"
 
 
 @dataclass(frozen=True)
@@ -147,11 +171,57 @@ class Grammar:
     """A parser over the commands of some groups: the first matching pattern wins."""
 
     def __init__(self, groups: Iterable[CommandGroup]) -> None:
-        self.commands: tuple[Command, ...] = tuple(c for g in groups for c in g.commands)
-        by_head: dict[str, list[Command]] = {}
-        for command in self.commands:
-            by_head.setdefault(_head(command.prefix), []).append(command)
+        self._index(tuple(c for g in groups for c in g.commands))
+
+    @classmethod
+    def of_commands(cls, commands: Iterable[Command]) -> Grammar:
+        """A grammar of these commands, in this order."""
+        grammar = cls(())
+        grammar._index(tuple(commands))
+        return grammar
+
+    def _index(self, commands: tuple[Command, ...]) -> None:
+        self.commands = commands
+        by_head: dict[str, list[tuple[int, Command]]] = {}
+        glued: list[tuple[int, Command]] = []
+        for n, command in enumerate(commands):
+            if command.glued:
+                glued.append((n, command))
+            else:
+                by_head.setdefault(_head(command.prefix), []).append((n, command))
         self._by_head = {head: tuple(cmds) for head, cmds in by_head.items()}
+        self._glued = tuple(glued)
+
+    def edited(
+        self,
+        *,
+        removed: Iterable[str] = (),
+        replaced: Mapping[str, Sequence[str]] | None = None,
+    ) -> Grammar:
+        """This grammar with some patterns removed and others replaced, in place, by other
+        patterns for the same handler (the parameters a replacement lacks are absent).
+
+        Raises:
+            ValueError: a pattern named is not one of this grammar's.
+        """
+        gone = set(removed)
+        swaps = dict(replaced or {})
+        known = {c.pattern for c in self.commands}
+        unknown = sorted((gone | set(swaps)) - known)
+        if unknown:
+            raise ValueError(f"not a pattern of this grammar: {unknown[0]!r}")
+        out: list[Command] = []
+        for command in self.commands:
+            if command.pattern in gone:
+                continue
+            if command.pattern in swaps:
+                names = command.params + command.defaults
+                out.extend(
+                    Command.compile(p, command.handler, names) for p in swaps[command.pattern]
+                )
+                continue
+            out.append(command)
+        return Grammar.of_commands(out)
 
     def parse(self, command: str) -> ParsedCommand | str:
         """Match a command against the table.
@@ -160,10 +230,16 @@ class Grammar:
         command's prefix expects.
         """
         text = command.rstrip(" ")
-        for spec in self._by_head.get(_head(text), ()):
+        candidates = self._by_head.get(_head(text), ())
+        glued = tuple(c for c in self._glued if text.startswith(c[1].prefix))
+        if glued:
+            candidates = tuple(sorted(candidates + glued, key=lambda c: c[0]))
+        for _, spec in candidates:
             m = spec.regex.match(text)
             if m:
-                return ParsedCommand(spec.handler, dict(m.groupdict()), spec.pattern)
+                args: Args = dict.fromkeys(spec.defaults)
+                args.update(m.groupdict())
+                return ParsedCommand(spec.handler, args, spec.pattern)
         best: Command | None = None
         for spec in self.commands:
             if text.startswith(spec.prefix) and (

@@ -32,6 +32,7 @@ from ._core import SimCore
 from ._delivery import Delivery, LinkTarget, NameRecord, ServiceCall
 from ._faults import Faults
 from ._links import ROUTER_HOSTS, LinkRef, parse_link, parse_name
+from ._profiles import CoreProfile, core_profile
 from ._session import Session
 from ._store import Database
 
@@ -129,11 +130,23 @@ class SimNetwork:
             :class:`~simplex_protocols._clock.ManualClock` in tests.
         chaos: add an extra field to every response and event and emit an unknown event
             type after each command, so that clients are tested against both.
+        core_profile: the real core that the network's cores behave as, by default: ``spec``
+            (the newest, as the seeds describe it), ``v7.0`` or ``v6.4`` (see
+            :data:`~simplex_protocols.sim.CORE_PROFILES`); a user's core may have another.
+
+    Raises:
+        ValueError: an unknown core profile.
     """
 
     def __init__(
-        self, seed: int | None = None, clock: Clock | None = None, *, chaos: bool = False
+        self,
+        seed: int | None = None,
+        clock: Clock | None = None,
+        *,
+        chaos: bool = False,
+        core_profile: str | CoreProfile | None = None,
     ) -> None:
+        self.core_profile = _profile_of(core_profile)
         self.seed = seed if seed is not None else int.from_bytes(os.urandom(8), "big")
         self.random = random.Random(self.seed)
         self.clock: Clock = clock if clock is not None else SystemClock()
@@ -172,12 +185,16 @@ class SimNetwork:
     def has_core(self, name: str) -> bool:
         return name in self._cores
 
-    def ensure_core(self, name: str, *, started: bool) -> SimCore:
-        """The core named ``name``, created empty (no user yet) when missing."""
+    def ensure_core(
+        self, name: str, *, started: bool, profile: str | CoreProfile | None = None
+    ) -> SimCore:
+        """The core named ``name``, created empty (no user yet) when missing, behaving as the
+        core ``profile`` (``None``: the network's default); an existing core keeps its own."""
         if not name or "/" in name:
             raise ValueError(f"invalid core name {name!r}")
         if name not in self._cores:
-            self._cores[name] = SimCore(self, name, Database(), started=started)
+            chosen = self.core_profile if profile is None else _profile_of(profile)
+            self._cores[name] = SimCore(self, name, Database(), started=started, profile=chosen)
         return self._cores[name]
 
     def next_router(self) -> str:
@@ -196,6 +213,7 @@ class SimNetwork:
         short_descr: str | None = None,
         started: bool = True,
         service_requests: bool = False,
+        core_profile: str | CoreProfile | None = None,
     ) -> SimUser:
         """Create a simulated user with its own core (database) named ``name``.
 
@@ -208,13 +226,15 @@ class SimNetwork:
                 ``protocols``), stored and returned unchanged.
             started: whether the core's chat is running, as after ``/_start``.
             service_requests: whether it accepts Service RPC requests (``service_requests=on``).
+            core_profile: the real core the user's core behaves as (``None``: the network's).
 
         Raises:
-            ValueError: a core named ``name`` exists already, or the display name is invalid.
+            ValueError: a core named ``name`` exists already, the display name is invalid, or
+                the core profile is unknown.
         """
         if name in self._cores:
             raise ValueError(f"a simulated user named {name!r} exists already")
-        core = self.ensure_core(name, started=started)
+        core = self.ensure_core(name, started=started, profile=core_profile)
         core.service_requests = service_requests
         prof: JSON = {"displayName": display_name or name, "fullName": full_name}
         if short_descr is not None:
@@ -607,6 +627,7 @@ class SimNetwork:
                     "db": core.db.to_json(),
                     "started": core.started,
                     "serviceRequests": core.service_requests,
+                    "coreProfile": core.profile.name,
                 }
                 for name, core in self._cores.items()
             },
@@ -627,23 +648,38 @@ class SimNetwork:
 
     @classmethod
     def load(
-        cls, path: str | os.PathLike[str], *, clock: Clock | None = None, chaos: bool = False
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock | None = None,
+        chaos: bool = False,
+        core_profile: str | CoreProfile | None = None,
     ) -> SimNetwork:
         """Read a state file written by :meth:`save`.
 
+        Each core keeps the profile it was saved with (a file written before profiles existed
+        has ``spec`` cores); ``core_profile`` is the default for cores made from now on.
+
         Raises:
-            ValueError: the file is not a simulator state file of this format.
+            ValueError: the file is not a simulator state file of this format, or names an
+                unknown core profile.
             OSError: the file cannot be read.
         """
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
         if not isinstance(raw, dict) or raw.get("format") != _STATE_FORMAT:
             raise ValueError(f"{path}: not a simplex-sim state file ({_STATE_FORMAT})")
-        net = cls(seed=int(raw["seed"]), clock=clock, chaos=chaos)
+        net = cls(seed=int(raw["seed"]), clock=clock, chaos=chaos, core_profile=core_profile)
         net.random.setstate(_decode_random_state(raw["random"]))
         net._router_turn = int(raw.get("routerTurn", 0))
         net._delivery_seq = int(raw.get("deliverySeq", 0))
         for name, data in raw.get("cores", {}).items():
-            core = SimCore(net, name, Database.from_json(data["db"]), started=bool(data["started"]))
+            core = SimCore(
+                net,
+                name,
+                Database.from_json(data["db"]),
+                started=bool(data["started"]),
+                profile=_profile_of(data.get("coreProfile")),
+            )
             core.service_requests = bool(data.get("serviceRequests", False))
             net._cores[name] = core
         net._links = {k: LinkTarget(**v) for k, v in raw.get("links", {}).items()}
@@ -659,6 +695,10 @@ class SimNetwork:
         net.faults._routers_down = set(faults.get("routersDown", []))
         net.faults._offline = set(faults.get("offline", []))
         return net
+
+
+def _profile_of(name: str | CoreProfile | None) -> CoreProfile:
+    return core_profile(name)
 
 
 def _encode_random_state(state: tuple[Any, ...]) -> list[Any]:

@@ -28,11 +28,16 @@ __all__ = [
     "AgentServiceError",
     "ChangeFrequency",
     "ChatPeerType",
+    "ConnectionAliasUpdated",
+    "ConnectionMode",
+    "ContactAliasUpdated",
     "ContactRequestRejectedEvent",
     "ContactStatus",
+    "GroupAliasUpdated",
     "GroupDeletedUser",
     "PublicGroupProfile",
     "SMPAgentErrorAService",
+    "VersionInfo",
 ]
 
 #: Peer types: the core's human, bot, business, and the seeds' agent.
@@ -40,6 +45,10 @@ ChatPeerType = Literal["human", "bot", "business", "agent"]
 
 #: Contact status with ``rejected`` (newer cores).
 ContactStatus = Literal["active", "deleted", "deletedByUser", "rejected"]
+
+#: ConnectionMode as the core writes it: lower case (simplexmq ``Agent/Protocol.hs``, ``ToJSON
+#: ConnectionMode`` lowers the text encoding), where simplex_chat 7.0.2's types say INV/CON.
+ConnectionMode = Literal["inv", "con"]
 
 #: A channel's update frequency (spec: Public group audience and update frequency).
 ChangeFrequency = Literal["always", "hourly", "daily", "weekly", "monthly", "yearly", "never"]
@@ -123,6 +132,47 @@ class AcceptingBusinessRequest(TypedDict):
     groupInfo: T.GroupInfo
 
 
+class CoreVersionInfo(TypedDict):
+    """``CoreVersionInfo`` (``Simplex.Chat.Controller``)."""
+
+    version: str
+    simplexmqVersion: str
+    simplexmqCommit: str
+
+
+class VersionInfo(TypedDict):
+    """Response to ``/version`` (``/v``): ``CRVersionInfo``."""
+
+    type: Literal["versionInfo"]
+    versionInfo: CoreVersionInfo
+    chatMigrations: list[Any]
+    agentMigrations: list[Any]
+
+
+class ContactAliasUpdated(TypedDict):
+    """Response to ``/_set alias @<contactId>``."""
+
+    type: Literal["contactAliasUpdated"]
+    user: T.User
+    toContact: T.Contact
+
+
+class GroupAliasUpdated(TypedDict):
+    """Response to ``/_set alias #<groupId>``."""
+
+    type: Literal["groupAliasUpdated"]
+    user: T.User
+    toGroup: T.GroupInfo
+
+
+class ConnectionAliasUpdated(TypedDict):
+    """Response to ``/_set alias :<connId>``."""
+
+    type: Literal["connectionAliasUpdated"]
+    user: T.User
+    toConnection: T.PendingContactConnection
+
+
 class GroupDeletedUser(TypedDict):
     """Response to ``/_delete #<groupId>`` (the newest core adds ``localDeletion``)."""
 
@@ -142,6 +192,7 @@ SHAPE_OVERRIDES: tuple[tuple[Any, Any], ...] = (
     (T.GroupPreferences, CT.GroupPreferences),
     (T.PublicGroupProfile, PublicGroupProfile),
     (T.ContactShortLinkData, CT.ContactShortLinkData),
+    (T.ConnectionMode, ConnectionMode),
 )
 
 
@@ -188,6 +239,10 @@ RESPONSE_SHAPES: dict[str, Any] = {
     ),
     "acceptingBusinessRequest": AcceptingBusinessRequest,
     "groupDeletedUser": GroupDeletedUser,
+    "versionInfo": VersionInfo,
+    "contactAliasUpdated": ContactAliasUpdated,
+    "groupAliasUpdated": GroupAliasUpdated,
+    "connectionAliasUpdated": ConnectionAliasUpdated,
 }
 
 #: Shapes of events (frames without ``corrId``), by ``type`` tag.

@@ -283,7 +283,11 @@ def _address_plan(
         card = ctx.db.profiles[c.profile_id].profile.get("contactLink")
         if c.prepared is None and card in (link.short, link.full):
             return {"type": "contactViaAddress", "contact": ctx.contact_json(c)}
-    return {"type": "ok", "contactSLinkData_": address_link_data(owner, link)}
+    # The link data is read from the router and decoded by this core's records.
+    return {
+        "type": "ok",
+        "contactSLinkData_": ctx.core_profile.contact_link_data(address_link_data(owner, link)),
+    }
 
 
 def _group_plan(
@@ -310,4 +314,5 @@ def _group_plan(
     if mine is not None and mine.status != "ready" and mine.pending_group_id is None:
         return {"type": "connectingConfirmReconnect"}
     info, data = group_link_data(owner, link)
+    data = ctx.core_profile.group_link_data(data)
     return {"type": "ok", "groupSLinkInfo_": info, "groupSLinkData_": data}

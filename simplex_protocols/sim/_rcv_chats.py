@@ -6,11 +6,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from simplex_protocols._wire import dumps
 from simplex_protocols.coretext import mentioned_names
 
 from . import _records as rec
+from ._cmd_cli import reaction_arg, reaction_json, set_reaction
 from ._cmd_messages import MAX_RCV_MENTIONS, mention_json, quote_json
 from ._context import CoreContext
+from ._errors import ChatFailure
 from ._inbound import FromContact, FromMember, Received, ReceiveTable
 from ._store import ItemRow, MemberRow
 
@@ -31,7 +34,7 @@ def on_info(ctx: CoreContext, r: FromContact) -> None:
     c, user = r.contact, r.user
     before = ctx.contact_json(c)
     prow = ctx.db.profiles[c.profile_id]
-    prow.profile = copy.deepcopy(profile)
+    prow.profile = ctx.core_profile.profile(copy.deepcopy(profile))
     c.updated_at = ctx.ts()
     ctx.emit(
         {
@@ -138,6 +141,8 @@ def on_msg_new(ctx: CoreContext, r: FromContact | FromMember) -> None:
         quote=quote,
         timed=timed,
         show_group_as_sender=as_group,
+        # a forwarded message does not say where from: the recipient sees "unknown"
+        forwarded={"type": "unknown"} if body.get("forward") else None,
     )
     if kind == "direct":
         ctx.db.contacts[chat_id].used = True
@@ -251,5 +256,35 @@ def on_msg_del(ctx: CoreContext, r: FromContact | FromMember) -> None:
             "chatItemDeletions": [{"deletedChatItem": before, "toChatItem": ctx.a_item(item)}],
             "byUser": False,
             "timed": False,
+        }
+    )
+
+
+@RECEIVE.from_chat("x.msg.react")
+def on_msg_react(ctx: CoreContext, r: FromContact | FromMember) -> None:
+    """A contact or a member added or removed a reaction to a message of the chat."""
+    shared = r.body.get("sharedMsgId")
+    if not isinstance(shared, str):
+        return
+    kind, chat_id, member = _sender(r)
+    item = ctx.db.item_by_shared_id(kind, chat_id, shared)
+    if item is None or item.deleted is not None:
+        return
+    try:
+        reaction = reaction_arg(dumps(r.body.get("reaction")))
+    except ChatFailure:
+        return
+    add = r.body.get("add") is True
+    reactor = member.member_id if member is not None else "contact"
+    set_reaction(item, reaction, reactor, add)
+    direction: JSON = {"type": "directRcv"}
+    if member is not None:
+        direction = {"type": "groupRcv", "groupMember": ctx.member_json(member)}
+    ctx.emit(
+        {
+            "type": "chatItemReaction",
+            "user": ctx.user_json(r.user.user_id),
+            "added": add,
+            "reaction": reaction_json(ctx, item, direction, reaction),
         }
     )

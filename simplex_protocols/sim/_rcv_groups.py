@@ -382,7 +382,8 @@ def on_group_info(ctx: CoreContext, r: FromMember) -> None:
     if not isinstance(profile, dict):
         return
     before = ctx.group_json(g)
-    g.profile = copy.deepcopy(profile)
+    profile = ctx.core_profile.group_profile(copy.deepcopy(profile))
+    g.profile = profile
     g.updated_at = ctx.ts()
     item = _group_event(
         ctx, user, g, by, {"type": "groupUpdated", "groupProfile": copy.deepcopy(profile)}
@@ -458,7 +459,7 @@ def group_of_invitation(
     network, our role and member ID), with our membership in ``status``."""
     return ctx.new_group_row(
         user,
-        copy.deepcopy(body.get("groupProfile") or {}),
+        ctx.core_profile.group_profile(copy.deepcopy(body.get("groupProfile") or {})),
         net_id=str(body.get("netId")),
         role=str(body.get("role", "member")),
         status=status,

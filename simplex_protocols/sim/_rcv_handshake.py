@@ -101,7 +101,7 @@ def _conf_group(ctx: CoreContext, r: Received) -> None:
     if g is None:
         g = group_of_invitation(ctx, user, body, "connected", conn.custom_user_profile_id)
     g.net_id = str(body.get("netId"))
-    g.profile = copy.deepcopy(body.get("groupProfile") or g.profile)
+    g.profile = ctx.core_profile.group_profile(copy.deepcopy(body.get("groupProfile") or g.profile))
     g.direct = bool(body.get("direct", True))
     g.via_link = conn.pending_target
     me = ctx.membership(g)

@@ -562,7 +562,14 @@ def chat_item(db: Database, item: ItemRow, now: float) -> JSON:
         out["formattedText"] = formatted
     if item.quote is not None:
         out["quotedItem"] = quote(item.quote)
-    out["reactions"] = []
+    out["reactions"] = [
+        {
+            "reaction": jcopy(r["reaction"]),
+            "userReacted": bool(r["userReacted"]),
+            "totalReacted": int(r["userReacted"]) + len(r["peers"]),
+        }
+        for r in item.reactions.values()
+    ]
     return out
 
 

@@ -28,7 +28,8 @@ from typing import Any
 from simplex_protocols._wire import dumps
 from simplex_protocols.errors import MessageTooLargeError
 from simplex_protocols.limits import DEFAULT_REQUEST_TIMEOUT_S, RESPONSE_WINDOW_S
-from simplex_protocols.rpc import check_service_size, reply_queue_info_size
+from simplex_protocols.rpc import check_service_size
+from simplex_protocols.rpc.advanced import reply_queue_info_size
 
 from ._context import DEFERRED, Args, CoreContext, json_arg
 from ._delivery import Delivery, ServiceCall

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Protocol
 
 __all__ = ["BACKLOG_LIMIT", "Emitter", "Session"]
@@ -62,13 +63,20 @@ class Emitter:
         core_name: the core's name (each session carries it).
         network: whose ``chaos`` switch decorates every frame (read at each frame, so the
             switch may change at any time).
+        shape: how the core writes each response and event (a core profile's shapes).
     """
 
-    def __init__(self, core_name: str, network: _ChaosSwitch) -> None:
+    def __init__(
+        self,
+        core_name: str,
+        network: _ChaosSwitch,
+        shape: Callable[[JSON], JSON] | None = None,
+    ) -> None:
         self.core_name = core_name
         self.sessions: list[Session] = []
         self.backlog: deque[JSON] = deque()
         self._network = network
+        self._shape = shape
         self._session_count = 0
         self._deferred: list[JSON] | None = None
 
@@ -91,6 +99,8 @@ class Emitter:
             self.detach(session)
 
     def _decorate(self, resp: JSON) -> JSON:
+        if self._shape is not None:
+            resp = self._shape(resp)
         if self._network.chaos:
             resp = dict(resp)
             resp["simChaos"] = {"note": "extra field added by the simulator's chaos mode"}

@@ -206,7 +206,9 @@ class ItemRow:
     timed: JSON | None = None  # CITimed
     has_link: bool = False
     show_group_as_sender: bool = False
-    forwarded: JSON | None = None
+    forwarded: JSON | None = None  # CIForwardedFrom
+    #: reactions by emoji: the reaction, whether the user reacted, and the peers who did
+    reactions: dict[str, JSON] = field(default_factory=dict)
 
 
 def item_key(item: ItemRow) -> ItemKey:

@@ -286,6 +286,8 @@ class World:
         websocket: users reach their cores over WebSocket, through a
             :class:`~simplex_protocols.sim.SimServer` on 127.0.0.1, instead of in process.
         wait_s: the bound, in real seconds, of every wait.
+        core_profile: the real core the network's cores behave as (``spec``, ``v7.0``,
+            ``v6.4``; see :data:`~simplex_protocols.sim.CORE_PROFILES`).
 
     Attributes:
         clock: the network's clock.
@@ -305,9 +307,12 @@ class World:
         chaos: bool = False,
         websocket: bool = False,
         wait_s: float = WAIT_S,
+        core_profile: str | None = None,
     ) -> None:
         self.clock: Clock = clock if clock is not None else ManualClock()
-        self.network = SimNetwork(seed=seed, clock=self.clock, chaos=chaos)
+        self.network = SimNetwork(
+            seed=seed, clock=self.clock, chaos=chaos, core_profile=core_profile
+        )
         self.websocket = websocket
         self.wait_s = wait_s
         self.server: SimServer | None = None
@@ -444,8 +449,14 @@ class World:
         """``a`` connects to ``b``'s address (``link``, or a new :meth:`address` of ``b``, which
         must auto-accept); return (``a``'s contact of ``b``, ``b``'s contact of ``a``) once both
         are connected: each side's next ``contactConnected`` naming the other (as
-        :meth:`ScriptedUser.next_event` finds it)."""
-        link = link if link is not None else await self.address(b)
+        :meth:`ScriptedUser.next_event` finds it). A new address has ratchet keys when ``b``'s
+        core can add them (a core of a profile without ``pq_ratchet=`` makes it without)."""
+        if link is None:
+            core = self.network.core(b.name)
+            with_keys = not isinstance(
+                core.grammar.parse(f"/_address {b.user_id} pq_ratchet=on"), str
+            )
+            link = await self.address(b, pq_ratchet=True if with_keys else None)
         with anyio.fail_after(self.wait_s):
             await a.api.connect(a.user_id, link)
         ea = await a.next_event("contactConnected", _names(b.display_name))

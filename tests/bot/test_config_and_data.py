@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from simplex_protocols.bot import DataFolder, ResponderBot, default_data_folder
+from simplex_protocols.bot import ResponderBot
+from simplex_protocols.bot._state import DataFolder, default_data_folder
 from simplex_protocols.errors import BotConfigError, DataFolderError
 
 from .botkit import EchoAgent, World, echo_card, make_tools

@@ -35,9 +35,18 @@ JSON = dict[str, Any]
 #: Commands the responders send for themselves (the chat responder reads the user's names).
 _RESPONDER_COMMANDS = ("/users",)
 
+#: The capability probe at start (simplex_protocols.core.probe_core): /version, and command
+#: forms naming a user, contact or group that no core has, which set nothing up.
+_PROBE_COMMANDS = ("/version",)
+_PROBE_ID = "999999999999999"
+
 
 def setup_commands(backend: RecordingBackend) -> list[str]:
-    return [c for c in backend.commands if not c.startswith(_RESPONDER_COMMANDS)]
+    return [
+        c
+        for c in backend.commands
+        if not c.startswith(_RESPONDER_COMMANDS + _PROBE_COMMANDS) and _PROBE_ID not in c
+    ]
 
 
 def link_data(plan: JSON) -> JSON:

@@ -124,9 +124,15 @@ async def shop(
     a2a: bool = True,
     transports: Sequence[str] = ("chat", "rpc"),
     seed: int = 5,
+    core_profile: str | None = None,
 ) -> AsyncIterator[Shop]:
-    """The reference bot serving on a seeded network, named ``@acme.simplex``."""
-    network = SimNetwork(seed=seed, clock=clock if clock is not None else ManualClock())
+    """The reference bot serving on a seeded network, named ``@acme.simplex`` (every core
+    behaving as the real core ``core_profile``, default the newest)."""
+    network = SimNetwork(
+        seed=seed,
+        clock=clock if clock is not None else ManualClock(),
+        core_profile=core_profile,
+    )
     bot = ResponderBot(
         display_name="Acme Shop",
         mcp=shop_tools() if mcp else None,

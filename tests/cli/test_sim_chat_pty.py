@@ -21,7 +21,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from mcp_server.cli import ServeOptions
+from mcp_server.config import ServeOptions
 from mcp_server.log import Log
 from mcp_server.serve import ServerInfo, serve
 from simplex_protocols._clock import ManualClock

@@ -10,7 +10,6 @@ import pytest
 from core_fakes import FakeBackend
 
 from simplex_protocols.core import (
-    CORE_OPTION_HELP,
     ChatCore,
     CoreKind,
     CoreOption,
@@ -22,6 +21,7 @@ from simplex_protocols.core import (
     open_core,
     parse_core_option,
 )
+from simplex_protocols.core._options import CORE_OPTION_HELP
 from simplex_protocols.errors import BackendUnavailableError, CoreOptionError
 
 ACCEPTED: list[tuple[str, CoreOption]] = [

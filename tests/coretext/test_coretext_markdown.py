@@ -427,9 +427,12 @@ def test_the_parser_is_total_and_keeps_every_character(text: str) -> None:
     assert all(set(fragment) <= {"format", "text"} and fragment["text"] for fragment in parsed)
     # With the delimiters a span drops put back (the core's markdownText), the fragments give
     # the text back; T.lines drops the empty line after a final "\n". Colors lose their
-    # spelling ("!red " and "!1 " are one format), so they are left out.
+    # spelling ("!red " and "!1 " are one format), so they are left out; so are texts with a
+    # doubled delimiter, where two spans of one format may touch and merge (the core's
+    # Semigroup makes "*a**b*" one bold "ab").
     sources = [_source(fragment) for fragment in parsed]
-    if None not in sources:
+    touching = any(d + d in text for d in DELIMITERS.values())
+    if None not in sources and not touching:
         assert "".join(str(source) for source in sources) == text.removesuffix("\n")
     assert any("format" in fragment for fragment in parsed)
     formats = [fragment.get("format") for fragment in parsed]

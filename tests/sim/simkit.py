@@ -65,8 +65,17 @@ class World(testing.World):
 
     user_class = Client
 
-    def __init__(self, seed: int = 7, *, chaos: bool = False, websocket: bool = False) -> None:
-        super().__init__(seed, chaos=chaos, websocket=websocket, wait_s=WAIT_S)
+    def __init__(
+        self,
+        seed: int = 7,
+        *,
+        chaos: bool = False,
+        websocket: bool = False,
+        core_profile: str | None = None,
+    ) -> None:
+        super().__init__(
+            seed, chaos=chaos, websocket=websocket, wait_s=WAIT_S, core_profile=core_profile
+        )
         self.recorder = _CAPTURE.get() or Recorder()
 
     async def attach(self, name: str, backend: CoreBackend | None = None) -> ScriptedUser:

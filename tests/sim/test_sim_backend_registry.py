@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from simplex_protocols.core import CoreKind, open_core, register_backend
+from simplex_protocols.core import CoreKind, open_core
+from simplex_protocols.core._open import register_backend
 from simplex_protocols.sim import SimBackend, default_network
 
 

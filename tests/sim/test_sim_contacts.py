@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from simkit import World, text_item
 
-from simplex_protocols.limits import MAX_CHAT_MESSAGE_BYTES, MSG_NEW_ENVELOPE_BYTES
+from simplex_protocols._framing import MSG_NEW_ENVELOPE_BYTES
+from simplex_protocols.limits import MAX_CHAT_MESSAGE_BYTES
 
 pytestmark = pytest.mark.anyio
 
@@ -222,7 +223,7 @@ async def test_prepared_contact_with_welcome_and_request_message() -> None:
         assert prepared["type"] == "newPreparedChat"
         chat = prepared["chat"]
         contact = chat["chatInfo"]["contact"]
-        assert "activeConn" not in contact and contact["preparedContact"]["uiConnLinkType"] == "CON"
+        assert "activeConn" not in contact and contact["preparedContact"]["uiConnLinkType"] == "con"
         assert chat["chatStats"]["unreadCount"] == 1
         assert chat["chatStats"]["minUnreadItemId"] == chat["chatItems"][0]["meta"]["itemId"]
         cid = contact["contactId"]

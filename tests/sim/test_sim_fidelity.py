@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict
 
 import pytest
+import test_sim_cli
 import test_sim_contacts
 import test_sim_faults
 import test_sim_groups
@@ -45,7 +46,13 @@ CHAOS_EVENT = "simChaosEvent"
 
 def _scenarios() -> list[Callable[[], Awaitable[None]]]:
     out = []
-    for module in (test_sim_contacts, test_sim_groups, test_sim_service, test_sim_faults):
+    for module in (
+        test_sim_contacts,
+        test_sim_groups,
+        test_sim_service,
+        test_sim_faults,
+        test_sim_cli,
+    ):
         for name, fn in inspect.getmembers(module, inspect.iscoroutinefunction):
             if name.startswith("test_") and not inspect.signature(fn).parameters:
                 out.append(fn)

@@ -10,8 +10,13 @@ from simkit import WAIT_S, Client, World
 
 from simplex_protocols._wire import dumps
 from simplex_protocols.errors import CoreError
-from simplex_protocols.limits import SERVICE_PAD_FRAMING_BYTES, SERVICE_PADDED_BYTES
-from simplex_protocols.rpc import SigningKey, reply_queue_info_size, request_framing_bytes
+from simplex_protocols.limits import SERVICE_PADDED_BYTES
+from simplex_protocols.rpc import SigningKey
+from simplex_protocols.rpc.advanced import (
+    SERVICE_PAD_FRAMING_BYTES,
+    reply_queue_info_size,
+    request_framing_bytes,
+)
 
 pytestmark = pytest.mark.anyio
 
