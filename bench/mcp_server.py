@@ -41,8 +41,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 from mcp_sim import World, structured, world  # noqa: E402
 
 from mcp_server.http import HttpServer, bind_port  # noqa: E402
+from simplex_protocols.core import ChatView, parse_chat_ref  # noqa: E402
 from simplex_protocols.core import commands as cmds  # noqa: E402
-from simplex_protocols.core import parse_chat_ref  # noqa: E402
 
 ROUND_TRIPS = 40
 RUNS = 7
@@ -116,16 +116,17 @@ async def core_pages(w: World) -> int:
     """The ``/_get chats`` pages that ``list`` reads, sent to the core directly."""
     agent = w.server.info.agent
     count = 0
-    command = cmds.get_chats(agent.user_id, pending_connections=False, count=100)
+    before: str | None = None
     while True:
-        page = (await agent._command(command)).get("chats") or []
+        page = await agent.api.get_chats(
+            agent.user_id, pending_connections=False, before=before, count=100
+        )
         count += len(page)
         if len(page) < 100:
             return count
-        last = page[-1]["chatInfo"]
-        entity = last.get("contact") if last.get("type") == "direct" else last.get("groupInfo")
-        before = entity.get("chatTs") or entity.get("updatedAt")
-        command = cmds.get_chats(agent.user_id, pending_connections=False, before=before, count=100)
+        before = ChatView(page[-1]).info.chat_ts
+        if before is None:
+            return count
 
 
 def peak(label: str, seconds: float) -> str:
@@ -199,10 +200,9 @@ async def main() -> None:
             agent = w.server.info.agent
             start = time.perf_counter()
             ref = parse_chat_ref(chat)
-            stats = (await agent._command(cmds.get_chat(ref, initial=1)))["chat"]["chatStats"]
-            pivot = stats["minUnreadItemId"]
-            await agent._command(cmds.get_chat(ref, around=pivot, count=0))
-            await agent._command(cmds.get_chat(ref, after=pivot, count=100))
+            pivot = ChatView(await agent.api.get_chat(ref, initial=1)).min_unread_item_id
+            await agent.api.get_chat(ref, around=pivot, count=0)
+            await agent.api.get_chat(ref, after=pivot, count=100)
             core_reads = time.perf_counter() - start
             tracemalloc.start()
             start = time.perf_counter()

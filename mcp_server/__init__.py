@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from simplex_protocols._exports import publish
 
-from .cli import VERSION as VERSION
-from .cli import ApproveMode as ApproveMode
-from .cli import OwnerEntry as OwnerEntry
-from .cli import RegisterOptions as RegisterOptions
-from .cli import ServeOptions as ServeOptions
-from .cli import UsageError as UsageError
 from .cli import main as main
 from .cli import parse_args as parse_args
+from .config import VERSION as VERSION
+from .config import ApproveMode as ApproveMode
+from .config import OwnerEntry as OwnerEntry
+from .config import RegisterOptions as RegisterOptions
+from .config import ServeOptions as ServeOptions
+from .config import UsageError as UsageError
 from .serve import ServerInfo as ServerInfo
 from .serve import serve as serve
 

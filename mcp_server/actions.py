@@ -20,6 +20,8 @@ perform(N) ends        performing  done | failed
 =====================  ==========  ==========
 
 Time is wall-clock seconds (``Clock.wall()``), so a sleep of the computer delays no expiry.
+A connect's way to its connection after the approval has its own table
+(:mod:`mcp_server.connect_flow`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,13 @@ from typing import Any, Final
 
 import anyio
 
-from simplex_protocols.errors import SimplexError
+from simplex_protocols.core import ChatRef
+
+from .cards import Card
+from .connect_flow import ConnectEvent, Connection, ConnectState, next_connect_state
+from .errors import InvalidTransitionError
+from .plans import PlanSummary
+from .waits import ChatCollector
 
 __all__ = [
     "MAX_PENDING_ACTIONS",
@@ -103,12 +111,6 @@ TRANSITIONS: Final[Mapping[tuple[ActionState, ActionEvent], ActionState]] = {
 }
 
 
-class InvalidTransitionError(SimplexError):
-    """An event that the action's state does not allow (a bug in the caller, never input)."""
-
-    code = "invalid_transition"
-
-
 #: The action fields of a call (plan "Correlation"): target, incognito, message for connect;
 #: chat, text, reply_to, mention for send; chat for leave.
 ActionKey = tuple[Any, ...]
@@ -137,10 +139,19 @@ def action_key(tool: ActionTool, arguments: Mapping[str, Any]) -> ActionKey:
 class Action:
     """One action of this server run (plan "Action record").
 
-    The fields after ``expires`` are filled while the action is processed: ``card`` is the item
-    ID of its card in the agent control chat; ``decided_by`` the approver's display name (for a
-    standing send, the approver of the chat's approval); ``chat``, ``item`` and ``responses``
-    are set by perform; ``conn`` and ``known_as`` by perform connect; ``error`` when it failed.
+    The fields after ``expires`` are filled while the action is processed:
+
+    - its card: ``forms`` (the texts of the card, from its creation), ``pending_text`` (its
+      /pending line), ``card`` (the item ID of the card in the agent control chat);
+    - its decision: ``decided_by`` (the approver's display name; for a standing send, the
+      approver of the chat's approval), ``approved_at`` (monotonic clock);
+    - its perform: ``chat`` and ``item`` (the sent item of a send), ``sent_at``, ``collector``
+      (the received items of the chat), ``not_started`` (performing when the server stopped,
+      before its perform began), ``ended`` (its perform ended, so the stop leaves its outcome
+      to it), ``error`` when it failed;
+    - a connect's: ``plan`` (the plan summary), ``conn`` (what completes the connection),
+      ``connect_state`` (:mod:`mcp_server.connect_flow`), ``deadline`` (the end of the wait
+      for the connection, monotonic clock), ``connected_at``, ``known_as``.
     """
 
     n: int
@@ -151,20 +162,26 @@ class Action:
     expires: float
     state: ActionState = ActionState.PENDING
     standing: bool = False
+    forms: Card | None = None
+    pending_text: str = ""
     card: int | None = None
     decided_by: str | None = None
+    approved_at: float | None = None
     open: int = 0
-    chat: str | None = None
+    chat: ChatRef | None = None
     item: int | None = None
-    responses: list[dict[str, Any]] = field(default_factory=list)
-    overflow: int = 0
+    sent_at: float | None = None
+    collector: ChatCollector | None = None
     interrupted: bool = False
-    plan: Any = None
-    conn: dict[str, int] | None = None
+    not_started: bool = False
+    ended: bool = False
+    plan: PlanSummary | None = None
+    conn: Connection | None = None
+    connect_state: ConnectState = ConnectState.JOINING
+    deadline: float | None = None
+    connected_at: float | None = None
     known_as: str | None = None
-    connected: bool = False
     error: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
     settled: anyio.Event = field(default_factory=anyio.Event)
     changed: anyio.Event = field(default_factory=anyio.Event)
 
@@ -184,6 +201,21 @@ class Action:
         if nxt.decided:
             self.settled.set()
         return nxt
+
+    @property
+    def connected(self) -> bool:
+        """A connect whose chat is connected."""
+        return self.connect_state is ConnectState.CONNECTED
+
+    def advance(self, event: ConnectEvent) -> ConnectState:
+        """Move a connect on its way to the connection (:data:`mcp_server.connect_flow.CONNECT_TRANSITIONS`).
+
+        Raises:
+            InvalidTransitionError: the event is not allowed in the connect's state.
+        """
+        self.connect_state = next_connect_state(self.connect_state, event, action=self.n)
+        self.notify()
+        return self.connect_state
 
     def notify(self) -> None:
         """Wake the calls that wait for a change of this action."""

@@ -192,6 +192,12 @@ def _as(incognito: bool) -> str:
     return "incognito" if incognito else "as myself"
 
 
+#: The line of a channel's connect card on a core without ``/_prepare group … direct=off``.
+CHANNEL_AS_MEMBER: Final = (
+    "My chat core cannot join a channel as a subscriber only: I join it as a member of a group."
+)
+
+
 def connect_card(
     n: int,
     subject: Subject,
@@ -200,15 +206,21 @@ def connect_card(
     description: str | None = None,
     welcome: str | None = None,
     message: str | None = None,
+    joins_as_member: bool = False,
 ) -> Card:
     """The card of connect action ``n``.
 
     ``I want to connect to bot SimpleX Directory (@directory.simplex), as myself.``, then the
     link's short description and welcome message, then ``With the message:`` and its lines.
+    ``joins_as_member``: a channel joined by a chat core that cannot join as a subscriber only
+    (capability ``prepared-chats``); the card says so first, as it changes what the owner
+    approves.
     """
     phrase = subject.phrase()
     how = _as(incognito)
     body: list[str] = []
+    if joins_as_member:
+        body.append(CHANNEL_AS_MEMBER)
     for quoted in (description, welcome):
         if quoted:
             body.extend(text_lines_md(quoted))

@@ -8,42 +8,39 @@ with ``--``.
 
 from __future__ import annotations
 
-import enum
 import os
 import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final
 
 from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT, guarded_stdout, is_output_closed
 from simplex_protocols.coretext import mk_valid_name as mk_valid_name
-from simplex_protocols.errors import SimplexError
 
+from .config import (
+    DEFAULT_CORE,
+    DEFAULT_EXPIRE_HOURS,
+    DEFAULT_PORT,
+    MAX_EXPIRE_HOURS,
+    VERSION,
+    ApproveMode,
+    OwnerEntry,
+    RegisterOptions,
+    ServeOptions,
+    UsageError,
+)
 from .text import is_valid_name
 
 __all__ = [
-    "DEFAULT_EXPIRE_HOURS",
-    "DEFAULT_PORT",
     "HELP",
-    "ApproveMode",
-    "OwnerEntry",
-    "RegisterOptions",
-    "ServeOptions",
-    "UsageError",
+    "HelpRequested",
     "default_data_folder",
     "main",
     "mk_valid_name",
     "parse_args",
 ]
-
-DEFAULT_PORT: Final = 5226
-DEFAULT_EXPIRE_HOURS: Final = 23
-MAX_EXPIRE_HOURS: Final = 23
-DEFAULT_CORE: Final = "lib"
-
-VERSION: Final = "0.1.0"
 
 _NAME_RE: Final = re.compile(r"[a-z0-9](?:-?[a-z0-9])*-?")
 
@@ -82,66 +79,6 @@ NAME_MESSAGE: Final = (
 RESET_OWNERS_MESSAGE: Final = (
     "--reset-owners takes --owners without a list: member IDs change in a new agent control chat."
 )
-
-
-class UsageError(SimplexError, ValueError):
-    """The command line is not acceptable; the process exits with code 2 and :attr:`message`."""
-
-    code = "usage"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class ApproveMode(enum.StrEnum):
-    """``--approve``: who approves the agent's actions."""
-
-    REQUESTS = "requests"
-    HOST = "host"
-
-
-@dataclass(frozen=True, slots=True)
-class OwnerEntry:
-    """One ``ID:NAME`` of ``--owners``: a member of the agent control chat."""
-
-    member_id: int
-    name: str
-
-    def __str__(self) -> str:
-        return f"{self.member_id}:{self.name}"
-
-
-@dataclass(frozen=True, slots=True)
-class ServeOptions:
-    """The options of ``simplex-mcp serve NAME``.
-
-    ``owners`` is ``None`` without ``--owners``, an empty tuple for ``--owners`` without a list,
-    and the entries of the list otherwise.
-    """
-
-    name: str
-    data: Path
-    data_given: bool = False
-    display_name: str | None = None
-    approve: ApproveMode = ApproveMode.REQUESTS
-    owners: tuple[OwnerEntry, ...] | None = None
-    expire_hours: int = DEFAULT_EXPIRE_HOURS
-    reset_owners: bool = False
-    new_token: bool = False
-    port: int = DEFAULT_PORT
-    qr_code: Literal["small", "large"] = "small"
-    core: str = DEFAULT_CORE
-
-
-@dataclass(frozen=True, slots=True)
-class RegisterOptions:
-    """The options of ``simplex-mcp register NAME``."""
-
-    name: str
-    data: Path
-    data_given: bool = False
-    scope: Literal["user", "local"] = "user"
 
 
 @dataclass(frozen=True, slots=True)

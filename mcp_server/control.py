@@ -7,24 +7,35 @@ owner sees: the agent control chat" and "Processing: Owners"). This module holds
 - the owner commands' grammar (:func:`parse_owner_command`) and the replies that need no I/O
   (:func:`pending_lines`, :func:`list_reply`), as pure functions;
 - :class:`CustomDataQueue`: custom data writes run one at a time, in the order asked;
-- :class:`ControlChat`: the group itself over the chat core: creating or finding it, its
-  members and approvers, its link, posting and editing cards.
+- :class:`ControlChat`: the group itself over the chat core's :class:`ChatAPI`: its members,
+  its link, posting and editing cards, and the deliveries still pending at a stop.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal, Protocol
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from simplex_protocols._wire import aeson_string_size, dumps
+from simplex_protocols._clock import Clock
+from simplex_protocols._wire import aeson_string_size
+from simplex_protocols.core import (
+    ChatAPI,
+    ChatInfoView,
+    ChatRef,
+    GroupRef,
+    MemberView,
+    first_item_id,
+    link_text,
+)
 from simplex_protocols.errors import CoreError
 
+from .log import CORE_FAILURES, missing_in_response
 from .text import code_span, fold, is_valid_name, name_md, shell_quote
 
 __all__ = [
@@ -35,6 +46,7 @@ __all__ = [
     "LIST_MAX_CHATS",
     "ControlChat",
     "CustomDataQueue",
+    "CustomDataWrite",
     "ListEntry",
     "OwnerCommand",
     "control_menu",
@@ -145,7 +157,7 @@ def owner_entries(members: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     terminal: list[str] = []
     plain: list[str] = []
     for member in members:
-        name = fold(ControlChat.member_name(member))
+        name = fold(MemberView(member).display_name)
         entry = f"{member.get('groupMemberId')}:{name}"
         plain.append(entry)
         # an entry whose NAME has characters other than letters, digits, _ and - is quoted
@@ -245,43 +257,96 @@ def list_reply(entries: Sequence[ListEntry]) -> str:
 # ----------------------------------------------------------------------------- custom data
 
 
+@dataclass(frozen=True, slots=True)
+class CustomDataWrite:
+    """One queued write: the chat and its new custom data (``None`` clears it)."""
+
+    chat: ChatRef
+    value: Mapping[str, Any] | None
+
+
+class CustomDataFile(Protocol):
+    """Where custom data is kept when the core has none (:class:`~mcp_server.files.DataFolder`)."""
+
+    def read_custom(self) -> dict[str, dict[str, Any]]: ...
+
+    def write_custom(self, values: dict[str, dict[str, Any]]) -> None: ...
+
+
 class CustomDataQueue:
-    """Runs custom data writes one at a time, in the order they were asked.
+    """Runs custom data writes one at a time, in the order they were asked, and reads them.
 
     The core takes no lock when it writes a chat's custom data, so the server writes through
     one queue (plan "Data folder and state"). :meth:`write` returns once its write is done, and
     raises what the write raised.
+
+    Args:
+        api: the chat core.
+        file: ``None`` (the core keeps custom data: ``/_set custom``, read back in the chat's
+            ``customData``), or, for a core without capability ``custom-data``, the data
+            folder, whose ``custom.json`` then keeps it instead.
     """
 
-    def __init__(self, run: Callable[[str], Awaitable[Any]]) -> None:
-        self._run = run
-        self._send: MemoryObjectSendStream[tuple[str, anyio.Event, list[BaseException]]]
-        self._receive: MemoryObjectReceiveStream[tuple[str, anyio.Event, list[BaseException]]]
+    def __init__(self, api: ChatAPI, file: CustomDataFile | None = None) -> None:
+        self._api = api
+        self._file = file
+        self._values = file.read_custom() if file is not None else {}
+        self._send: MemoryObjectSendStream[tuple[CustomDataWrite, anyio.Event, list[BaseException]]]
+        self._receive: MemoryObjectReceiveStream[
+            tuple[CustomDataWrite, anyio.Event, list[BaseException]]
+        ]
         self._send, self._receive = anyio.create_memory_object_stream[
-            tuple[str, anyio.Event, list[BaseException]]
+            tuple[CustomDataWrite, anyio.Event, list[BaseException]]
         ](10_000)
 
-    async def write(self, chat: str, value: Mapping[str, Any] | None) -> None:
+    async def write(self, chat: ChatRef, value: Mapping[str, Any] | None) -> None:
         """Set (or, with ``None``, clear) the custom data of ``chat``, after earlier writes.
 
         The write is queued synchronously, so writes asked with no await in between run in
         that order.
         """
-        command = f"/_set custom {chat}" if value is None else f"/_set custom {chat} {dumps(value)}"
         done = anyio.Event()
         errors: list[BaseException] = []
-        self._send.send_nowait((command, done, errors))
+        self._send.send_nowait((CustomDataWrite(chat, value), done, errors))
         with anyio.CancelScope(shield=True):
             await done.wait()
         if errors:
             raise errors[0]
 
+    async def write_now(self, chat: ChatRef, value: Mapping[str, Any] | None) -> None:
+        """Write at once, not through the queue (at start, before :meth:`run` serves it)."""
+        await self._run(CustomDataWrite(chat, value))
+
+    @property
+    def in_core(self) -> bool:
+        """Whether the core keeps the custom data (else the data folder does)."""
+        return self._file is None
+
+    def of(self, chat: ChatInfoView) -> Mapping[str, Any]:
+        """The custom data of ``chat`` (the core's, or the data folder's)."""
+        if self._file is None:
+            return chat.custom_data
+        ref = chat.ref
+        return self._values.get(str(ref), {}) if ref is not None else {}
+
+    async def _run(self, write: CustomDataWrite) -> None:
+        if self._file is None:
+            await self._api.set_custom_data(write.chat, write.value)
+            return
+        values = dict(self._values)
+        if write.value is None:
+            values.pop(str(write.chat), None)
+        else:
+            values[str(write.chat)] = dict(write.value)
+        self._file.write_custom(values)
+        self._values = values
+
     async def run(self) -> None:
         """Serve the queue (run in the server's task group)."""
         async with self._receive:
-            async for command, done, errors in self._receive:
+            async for write, done, errors in self._receive:
                 try:
-                    await self._run(command)
+                    await self._run(write)
                 except Exception as exc:
                     errors.append(exc)
                 finally:
@@ -290,98 +355,76 @@ class CustomDataQueue:
 
 # ----------------------------------------------------------------------------- the group
 
+#: The roles the server gives in the agent control chat: by its link, and to owners.
+Role = Literal["observer", "member", "owner"]
+
+#: The statuses of the members who are in the agent control chat (the agent's profile aside).
+_PRESENT: Final = frozenset({"connected", "complete"})
+
 
 class ControlChat:
     """The agent control chat over the chat core.
 
     Args:
-        command: sends a command to the chat core and returns its response (raises
-            :class:`~simplex_protocols.errors.CoreError`).
+        api: the chat core (its methods raise :class:`~simplex_protocols.errors.CoreError`).
         group_id: the group's ID.
         membership_id: the agent's own member ID in the group.
     """
 
-    def __init__(
-        self,
-        command: Callable[[str], Awaitable[dict[str, Any]]],
-        group_id: int,
-        membership_id: int | None,
-    ) -> None:
-        self._command = command
+    def __init__(self, api: ChatAPI, group_id: int, membership_id: int | None) -> None:
+        self._api = api
         self.group_id = group_id
+        self.ref = GroupRef(group_id)
         self.membership_id = membership_id
+        #: The member records, as the core sent them and updated from its events.
         self.members: dict[int, dict[str, Any]] = {}
-
-    @property
-    def ref(self) -> str:
-        return f"#{self.group_id}"
 
     # -- members -----------------------------------------------------------------------------
 
     async def load_members(self) -> None:
         """Read the members (``/_members``), so approvers are known before the first call."""
-        response = await self._command(f"/_members {self.ref}")
-        group = response.get("group")
-        members = group.get("members") if isinstance(group, Mapping) else None
+        members = await self._api.list_members(self.group_id)
         self.members = {}
-        for member in members if isinstance(members, list) else []:
+        for member in members:
             self.update_member(member)
 
     def update_member(self, member: Any) -> None:
         """Keep a member record from an event or a response."""
         if not isinstance(member, Mapping):
             return
-        member_id = member.get("groupMemberId")
-        if isinstance(member_id, int) and member_id != self.membership_id:
+        member_id = MemberView(member).member_id
+        if member_id is not None and member_id != self.membership_id:
             self.members[member_id] = dict(member)
 
     def humans(self) -> list[dict[str, Any]]:
         """Members other than the agent's profile, with status connected or complete."""
-        return [
-            m for m in self.members.values() if m.get("memberStatus") in ("connected", "complete")
-        ]
+        return [m for m in self.members.values() if MemberView(m).status in _PRESENT]
 
     def human_owners(self) -> list[dict[str, Any]]:
-        return [m for m in self.humans() if m.get("memberRole") == "owner"]
-
-    @staticmethod
-    def member_name(member: Mapping[str, Any]) -> str:
-        profile = member.get("memberProfile")
-        name = profile.get("displayName") if isinstance(profile, Mapping) else None
-        if not isinstance(name, str):
-            name = member.get("localDisplayName")
-        return name if isinstance(name, str) else ""
+        return [m for m in self.humans() if MemberView(m).role == "owner"]
 
     # -- link --------------------------------------------------------------------------------
 
     async def delete_link(self) -> None:
         """Delete the group link; a missing link is not an error."""
         try:
-            await self._command(f"/_delete link {self.ref}")
+            await self._api.delete_group_link(self.group_id)
         except CoreError as exc:
             if exc.error_type != "groupLinkNotFound":
                 raise
 
-    async def create_link(self, role: str) -> str:
+    async def create_link(self, role: Role) -> str:
         """Create the group link with ``role`` (at most member); return the link to print."""
         await self.delete_link()
-        response = await self._command(f"/_create link {self.ref} {role}")
-        link = response.get("groupLink")
-        conn = link.get("connLinkContact") if isinstance(link, Mapping) else None
-        if isinstance(conn, Mapping):
-            short = conn.get("connShortLink")
-            if isinstance(short, str) and short:
-                return short
-            full = conn.get("connFullLink")
-            if isinstance(full, str):
-                return full
-        raise _internal_error("no group link in the response", response)
+        group_link = await self._api.create_group_link(self.group_id, role)
+        link = link_text(group_link.get("connLinkContact"))
+        if link is None:
+            raise missing_in_response("no group link in the response", group_link)
+        return link
 
-    async def set_role(self, member_id: int, role: str) -> None:
+    async def set_role(self, member_id: int, role: Role) -> None:
         """Set one member's role (one member per call)."""
-        response = await self._command(f"/_member role {self.ref} {member_id} {role}")
-        members = response.get("members")
-        for member in members if isinstance(members, list) else []:
+        for member in await self._api.set_members_role(self.group_id, [member_id], role):
             self.update_member(member)
         record = self.members.get(member_id)
         if record is not None:
@@ -389,33 +432,67 @@ class ControlChat:
 
     async def remove_member(self, member_id: int) -> None:
         """Remove one member (one member per call)."""
-        await self._command(f"/_remove {self.ref} {member_id}")
+        await self._api.remove_members(self.group_id, [member_id])
         self.members.pop(member_id, None)
 
     # -- messages ----------------------------------------------------------------------------
 
     async def post(self, text: str) -> int:
         """Post a message as the agent's profile; return its item ID."""
-        payload = [{"msgContent": {"type": "text", "text": text}}]
-        response = await self._command(f"/_send {self.ref} json {dumps(payload)}")
-        items = response.get("chatItems")
-        if isinstance(items, list) and items:
-            chat_item = items[0].get("chatItem") if isinstance(items[0], Mapping) else None
-            meta = chat_item.get("meta") if isinstance(chat_item, Mapping) else None
-            item = meta.get("itemId") if isinstance(meta, Mapping) else None
-            if isinstance(item, int):
-                return item
-        raise _internal_error("no item in the response", response)
+        sent = await self._api.send_messages(
+            self.ref, [{"msgContent": {"type": "text", "text": text}}]
+        )
+        item = first_item_id(sent)
+        if item is None:
+            raise missing_in_response("no item in the response", {"chatItems": sent})
+        return item
 
     async def edit(self, item: int, text: str) -> None:
         """Edit a card (the commands are removed by the new text)."""
         update = {"msgContent": {"type": "text", "text": text}, "mentions": {}}
-        await self._command(f"/_update item {self.ref} {item} json {dumps(update)}")
+        await self._api.update_chat_item(self.ref, item, update)
+
+    # -- deliveries --------------------------------------------------------------------------
+
+    async def pending_deliveries(self) -> int:
+        """The messages not yet delivered to the members: the agent connections of the
+        members, then the messages queued on them (``/sql``)."""
+        # ``/sql`` rows are text: the column names joined by "|" first (when there are rows),
+        # then each row's values joined by "|" (execSQL, addSQLResultRow)
+        rows = await self._api.exec_chat_sql(
+            "SELECT hex(agent_conn_id) FROM connections WHERE group_member_id IN "
+            f"(SELECT group_member_id FROM group_members WHERE group_id = {self.group_id})"
+        )
+        ids = [
+            row.strip().strip("'\"") for row in rows if _HEX_ROW.fullmatch(row.strip().strip("'\""))
+        ]
+        if not ids:
+            return 0
+        listed = ",".join(f"'{conn_id}'" for conn_id in ids)
+        rows = await self._api.exec_agent_sql(
+            "SELECT count(*) FROM snd_message_deliveries WHERE failed = 0 AND "
+            f"hex(conn_id) IN ({listed})"
+        )
+        counts = [int(row.strip()) for row in rows if _COUNT_ROW.fullmatch(row.strip())]
+        return counts[0] if counts else 0
+
+    async def wait_deliveries(self, clock: Clock, limit_s: float, *, poll_s: float = 0.1) -> None:
+        """Wait until the pending deliveries are 0, polled, at most ``limit_s``.
+
+        An edit of a received card emits no status event, so the server asks the databases.
+        """
+        deadline = clock.now() + limit_s
+        with anyio.CancelScope(shield=True):
+            while True:
+                try:
+                    pending = await self.pending_deliveries()
+                except CORE_FAILURES:
+                    return
+                now = clock.now()
+                if pending == 0 or now >= deadline:
+                    return
+                await clock.sleep(min(poll_s, deadline - now))
 
 
-def _internal_error(message: str, response: Mapping[str, Any]) -> CoreError:
-    """The error for a core response that lacks what the command returns."""
-    return CoreError(
-        {"type": "error", "errorType": {"type": "internalError", "message": message}},
-        response=response,
-    )
+_HEX_ROW: Final = re.compile(r"[0-9A-Fa-f]{1,200}")
+_COUNT_ROW: Final = re.compile(r"[0-9]{1,18}")

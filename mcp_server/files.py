@@ -8,7 +8,13 @@ DIR/token          32 random bytes, base64url                     0600
 DIR/headers.json   ``{"Authorization": "Bearer <token>"}``         0600, written at every start
 DIR/server.json    ``{name, port, expireHours}``                  0600
 DIR/lock           PID of the running server                      0600
+DIR/custom.json    the chats' custom data, on a core without it   0600
 =================  =============================================  ====
+
+``custom.json`` exists only when the chat core cannot keep a chat's custom data (``/_set
+custom``, capability ``custom-data``, 6.4-era cores): it then holds what the server would have
+written there (the control chat's marker and action counter, the standing approvals), keyed by
+chat reference (``#12``, ``@5``).
 
 The lock is created exclusively at start and removed at stop; a lock whose PID is not running
 is replaced. The chat database is opened without exclusive locking, so the lock is the only
@@ -100,6 +106,10 @@ class DataFolder:
         return self.path / "lock"
 
     @property
+    def custom_path(self) -> Path:
+        return self.path / "custom.json"
+
+    @property
     def db_prefix(self) -> Path:
         """The prefix of the SimpleX databases: ``DIR/simplex`` (``simplex_chat.db``, ``simplex_agent.db``)."""
         return self.path / "simplex"
@@ -167,6 +177,26 @@ class DataFolder:
             self.server_path,
             dumps({"name": name, "port": port, "expireHours": expire_hours}) + "\n",
         )
+
+    def read_custom(self) -> dict[str, dict[str, Any]]:
+        """``DIR/custom.json``: custom data by chat reference (empty when missing).
+
+        Raises:
+            OSError: the file exists and cannot be read, or is not a JSON object of objects.
+        """
+        try:
+            value = loads(self.custom_path.read_bytes())
+        except FileNotFoundError:
+            return {}
+        except WireJSONError as exc:
+            raise OSError(f"{self.custom_path}: not JSON ({exc})") from None
+        if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+            raise OSError(f"{self.custom_path}: not a JSON object of objects")
+        return value
+
+    def write_custom(self, values: dict[str, dict[str, Any]]) -> None:
+        """Write ``DIR/custom.json`` (replaced atomically, 0600)."""
+        _write_private(self.custom_path, dumps(values) + "\n")
 
     def read_server(self) -> dict[str, Any] | None:
         """``DIR/server.json`` as written by the last start, or ``None`` when missing or unreadable."""

@@ -36,10 +36,11 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Message, Receive, Scope, Send
 
 from simplex_protocols._wire import dumps
-from simplex_protocols.errors import CoreConnectionError, CoreError, SimplexError
+from simplex_protocols.errors import CoreConnectionError, SimplexError
 
-from .agent import Agent, ToolError
-from .log import chat_error_text
+from .agent import Agent
+from .errors import ToolError
+from .log import CORE_FAILURES, failure_text
 from .tools import TOOLS, instructions, validation_error
 
 __all__ = [
@@ -157,8 +158,8 @@ def build_mcp_server(
             result = await handler(arguments, _Progress(ctx))
         except ToolError as exc:
             return _error_result(exc.message)
-        except CoreError as exc:
-            return _error_result(chat_error_text(exc.chat_error))
+        except CORE_FAILURES as exc:
+            return _error_result(failure_text(exc))
         except CoreConnectionError as exc:
             return _error_result(f"The chat core is not reachable: {exc}")
         return types.CallToolResult(

@@ -15,14 +15,23 @@ from collections.abc import Mapping
 from typing import Any, Final, TextIO
 
 from simplex_protocols._wire import dumps
+from simplex_protocols.errors import CoreError, UnexpectedResponseError
 
 __all__ = [
+    "CORE_FAILURES",
     "MAX_ERROR_DETAILS_CHARS",
     "Log",
     "chat_error_chain",
     "chat_error_text",
+    "failure_text",
+    "missing_in_response",
     "server_host",
 ]
+
+#: A command to the core that failed in a way the server reports in words: the core refused it
+#: (:class:`CoreError`), or answered with a response the command does not give
+#: (:class:`UnexpectedResponseError`, raised by ``ChatAPI``).
+CORE_FAILURES: Final = (CoreError, UnexpectedResponseError)
 
 #: chatErrorText keeps this many characters of an error's details.
 MAX_ERROR_DETAILS_CHARS: Final = 500
@@ -296,6 +305,23 @@ def chat_error_text(chat_error: Mapping[str, Any]) -> str:
             details = details[: MAX_ERROR_DETAILS_CHARS - 1] + "…"
         text += ": " + details
     return text
+
+
+def _internal_error(message: str) -> dict[str, Any]:
+    return {"type": "error", "errorType": {"type": "internalError", "message": message}}
+
+
+def failure_text(exc: CoreError | UnexpectedResponseError) -> str:
+    """A failed command in words: the core's error as :func:`chat_error_text` words it, or an
+    unexpected response as an internal error."""
+    if isinstance(exc, CoreError):
+        return chat_error_text(exc.chat_error)
+    return chat_error_text(_internal_error(str(exc)))
+
+
+def missing_in_response(message: str, response: Mapping[str, Any]) -> CoreError:
+    """The error for a core response that lacks what the command returns (an ID, a link)."""
+    return CoreError(_internal_error(message), response=response)
 
 
 class Log:

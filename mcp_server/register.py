@@ -17,7 +17,7 @@ from typing import Any
 
 from simplex_protocols._wire import dumps
 
-from .cli import RegisterOptions
+from .config import RegisterOptions
 from .files import DataFolder
 from .text import shell_quote
 

@@ -21,8 +21,17 @@ import anyio
 import anyio.abc
 
 from simplex_protocols._clock import Clock, SystemClock
-from simplex_protocols._wire import dumps
-from simplex_protocols.core import ChatCore, open_core
+from simplex_protocols.core import (
+    Capability,
+    ChatAPI,
+    ChatCore,
+    ChatInfoView,
+    CoreCapabilities,
+    GroupRef,
+    MemberView,
+    open_core,
+    probe_core,
+)
 from simplex_protocols.errors import (
     CoreConnectionError,
     CoreError,
@@ -31,14 +40,15 @@ from simplex_protocols.errors import (
     SimplexError,
 )
 
-from .agent import Agent, AgentConfig
-from .cli import VERSION, ApproveMode, ServeOptions, UsageError
-from .control import CONTROL_DESCRIPTION, ControlChat, control_menu
+from .agent import Agent
+from .config import VERSION, AgentConfig, ApproveMode, ServeOptions, UsageError
+from .control import CONTROL_DESCRIPTION, ControlChat, CustomDataQueue, control_menu
 from .files import DataFolder, LockHeldError
 from .http import HttpServer, PortInUseError, bind_port, build_mcp_server
-from .log import Log, chat_error_text
+from .log import CORE_FAILURES, Log, failure_text, missing_in_response
 from .qr import qr_lines
 from .register import shell_quote
+from .state import AgentState
 from .text import fold
 
 __all__ = ["ServerInfo", "run_serve", "serve", "shell_quote"]
@@ -60,16 +70,29 @@ class ServerInfo:
     agent: Agent
 
 
+#: The capabilities of the chat core the server uses (probed at start, parse-only probes).
+USED_CAPABILITIES: Final = (
+    Capability.CUSTOM_DATA,
+    Capability.PREPARED_CHATS,
+    Capability.SIMPLEX_NAMES,
+)
+
+#: What the server does instead, logged at start for each capability the core lacks.
+FALLBACKS: Final = {
+    Capability.CUSTOM_DATA: "The core keeps no custom data on chats: the action counter, the "
+    "control chat's mark and the standing approvals are kept in the data folder (custom.json).",
+    Capability.PREPARED_CHATS: "The core cannot join a channel as a subscriber only: channels "
+    "are joined as groups, and their connect cards say so.",
+    Capability.SIMPLEX_NAMES: "The core cannot look up SimpleX names: connect needs a link.",
+}
+
+
 def register_hint(options: ServeOptions) -> str:
     """``Add the agent to Claude Code:`` and the register command."""
     command = f"simplex-mcp register {options.name}"
     if options.data_given:
         command += f" --data {shell_quote(str(options.data))}"
     return f"Add the agent to Claude Code:\n  {command}"
-
-
-def _obj(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 _PROFILE_KEYS: Final = (
@@ -89,114 +112,120 @@ _PROFILE_KEYS: Final = (
 class _Start:
     """The start sequence and the run of one server."""
 
-    def __init__(
-        self, options: ServeOptions, core: ChatCore, folder: DataFolder, clock: Clock, log: Log
-    ) -> None:
+    def __init__(self, options: ServeOptions, api: ChatAPI, log: Log) -> None:
         self.options = options
-        self.core = core
-        self.folder = folder
-        self.clock = clock
+        self.api = api
         self.log = log
+        self.custom = CustomDataQueue(api)
 
-    async def command(self, cmd: str) -> dict[str, Any]:
-        return await self.core.command(cmd)
+    async def probe(self, folder: DataFolder) -> CoreCapabilities:
+        """What the core lacks of what the server uses, each logged with its fallback; the
+        custom data kept in the data folder when the core keeps none."""
+        caps = await probe_core(self.api, USED_CAPABILITIES, scratch=False)
+        missing = caps.missing
+        if missing:
+            version = f" {caps.version}" if caps.version else ""
+            self.log.line(
+                f"Chat core{version} lacks {', '.join(str(c) for c in missing)}"
+                " (simplex-call doctor tells more)."
+            )
+        for capability in missing:
+            self.log.line(FALLBACKS[capability])
+        if Capability.CUSTOM_DATA in missing:
+            self.custom = CustomDataQueue(self.api, folder)
+        return caps
 
-    async def profile(self) -> tuple[int, str]:
-        """The user, or created with peer type agent; updated when --display-name differs."""
-        try:
-            user = _obj((await self.command("/user")).get("user"))
-        except CoreError as exc:
-            if exc.error_type != "noActiveUser":
-                raise
+    async def profile(self) -> int:
+        """The user, or created with peer type agent."""
+        user = await self.api.active_user()
+        if user is None:
             display = self.options.display_name or self.options.name
-            new_user = {
-                "profile": {"displayName": display, "fullName": "", "peerType": "agent"},
-                "pastTimestamp": False,
-            }
-            user = _obj((await self.command(f"/_create user {dumps(new_user)}")).get("user"))
-        user_id = user.get("userId")
+            user = await self.api.create_active_user(
+                {"displayName": display, "fullName": "", "peerType": "agent"}
+            )
+        record: Mapping[str, Any] = user
+        user_id = record.get("userId")
         if not isinstance(user_id, int):
             raise CoreError({"type": "error", "errorType": {"type": "noActiveUser"}})
-        return user_id, str(_obj(user.get("profile")).get("displayName", self.options.name))
+        return user_id
 
     async def update_profile(self, user_id: int) -> str:
-        user = _obj((await self.command("/user")).get("user"))
-        local = _obj(user.get("profile"))
+        """The profile's display name (updated when --display-name differs) and peer type agent."""
+        user = await self.api.active_user()
+        local: Mapping[str, Any] = user.get("profile", {}) if user is not None else {}
         display = str(local.get("displayName", self.options.name))
         wanted = self.options.display_name or display
         if wanted != display or local.get("peerType") != "agent":
             profile = {key: local[key] for key in _PROFILE_KEYS if key in local}
             profile.update(displayName=wanted, peerType="agent")
             profile.setdefault("fullName", "")
-            await self.command(f"/_profile {user_id} {dumps(profile)}")
+            await self.api.update_profile(user_id, profile)
         return wanted
 
-    async def control_chat(self, user_id: int, display: str) -> tuple[Mapping[str, Any], int, bool]:
+    async def control_chat(self, user_id: int, display: str) -> tuple[ChatInfoView, int, bool]:
         """The agent control chat: the group with ``customData.simplexMcp.control``, or a new one.
 
         Returns the group, the action counter, and whether the group was created now.
         """
-        groups = (await self.command(f"/_groups {user_id}")).get("groups")
-        for group in groups if isinstance(groups, list) else []:
-            data = _obj(_obj(_obj(group).get("customData")).get("simplexMcp"))
-            if data.get("control") is True:
+        for group_info in await self.api.list_groups(user_id):
+            group = _group(group_info)
+            data = self.custom.of(group).get("simplexMcp")
+            if isinstance(data, Mapping) and data.get("control") is True:
                 n = data.get("nextAction")
-                return _obj(group), n if isinstance(n, int) and n > 0 else 1, False
+                return group, n if isinstance(n, int) and n > 0 else 1, False
         return await self.create_control_chat(user_id, display, 1), 1, True
 
     async def reset_control_chat(
-        self, user_id: int, display: str, group: Mapping[str, Any], next_action: int
-    ) -> Mapping[str, Any]:
+        self, user_id: int, display: str, group: ChatInfoView, next_action: int
+    ) -> ChatInfoView:
         """--reset-owners: leave the control chat if needed, delete it (members notified), and
         create a new one that keeps the action counter."""
-        group_ref = f"#{group.get('groupId')}"
-        membership = _obj(group.get("membership"))
+        ref = group.ref
+        assert isinstance(ref, GroupRef)
+        membership = group.membership
         # only an owner or a former member deletes a group
-        if (
-            membership.get("memberStatus") in _CURRENT_STATUSES
-            and membership.get("memberRole") != "owner"
-        ):
-            await self.command(f"/_leave {group_ref}")
-        await self.command(f"/_delete {group_ref} full notify=on")
+        if membership is not None and membership.current and membership.role != "owner":
+            await self.api.leave_group(ref.group_id)
+        await self.api.delete_chat(ref, "full", notify=True)
         return await self.create_control_chat(user_id, display, next_action)
 
-    async def create_control_chat(self, user_id: int, display: str, n: int) -> Mapping[str, Any]:
+    async def create_control_chat(self, user_id: int, display: str, n: int) -> ChatInfoView:
         profile = {
             "displayName": display,
             "fullName": "",
             "description": CONTROL_DESCRIPTION,
             "groupPreferences": {"history": {"enable": "on"}, "commands": control_menu()},
         }
-        group = _obj((await self.command(f"/_group {user_id} {dumps(profile)}")).get("groupInfo"))
+        group_info = await self.api.new_group(user_id, profile)
+        ref = _group(group_info).ref
+        if not isinstance(ref, GroupRef):
+            raise missing_in_response("no group in the response", dict(group_info))
         data = {"simplexMcp": {"control": True, "nextAction": n}}
-        await self.command(f"/_set custom #{group.get('groupId')} {dumps(data)}")
+        await self.custom.write_now(ref, data)
         self.log.line(f'Agent control chat "{fold(display)}" created.')
-        return {**group, "customData": data}
+        return _group({**group_info, "customData": data})
 
-    async def keep_current(self, group: Mapping[str, Any], display: str) -> None:
+    async def keep_current(self, group: ChatInfoView, display: str) -> None:
         """The control chat's display name and command menu, as createControlChat makes them."""
-        profile = dict(_obj(group.get("groupProfile")))
-        prefs = dict(_obj(profile.get("groupPreferences")))
+        profile = dict(group.profile)
+        prefs = profile.get("groupPreferences")
+        prefs = dict(prefs) if isinstance(prefs, Mapping) else {}
         if profile.get("displayName") != display or prefs.get("commands") != control_menu():
             prefs["commands"] = control_menu()
             profile.update(displayName=display, groupPreferences=prefs)
-            await self.command(f"/_group_profile #{group.get('groupId')} {dumps(profile)}")
+            ref = group.ref
+            assert isinstance(ref, GroupRef)
+            await self.api.update_group_profile(ref.group_id, profile)
 
 
-#: A current membership (memberCurrent): the agent may still post, so it leaves before it
-#: deletes a group where it is not an owner.
-_CURRENT_STATUSES: Final = frozenset(
-    {"introduced", "intro-inv", "accepted", "announced", "connected", "complete", "creator"}
-)
+def _group(group_info: Mapping[str, Any]) -> ChatInfoView:
+    """A ``GroupInfo`` as the chat it is."""
+    return ChatInfoView({"type": "group", "groupInfo": group_info})
 
 
-def _is_lost(group: Mapping[str, Any]) -> bool:
-    membership = _obj(group.get("membership"))
-    return membership.get("memberRole") != "owner" or membership.get("memberStatus") not in (
-        "creator",
-        "connected",
-        "complete",
-    )
+def _is_lost(group: ChatInfoView) -> bool:
+    membership = group.membership
+    return membership is None or membership.role != "owner" or not membership.active
 
 
 def print_link(log: Log, link: str, size: str) -> None:
@@ -286,13 +315,17 @@ async def _run(
     """Run the started server until the stop; return the exit code and whether it stopped
     normally (the stop sequence ran)."""
     async with core:
-        start = _Start(options, core, folder, clock, log)
+        api = ChatAPI(core)
+        start = _Start(options, api, log)
         events = core.events(buffer=EVENT_BUFFER)
         try:
-            user_id, _ = await start.profile()
+            user_id = await start.profile()
             folder.write_server(options.name, options.port, options.expire_hours)
-            await start.command("/network socks=off smp-proxy=always smp-proxy-fallback=protected")
-            await start.command("/_start")
+            await api.set_network_config(
+                socks=False, smp_proxy="always", smp_proxy_fallback="protected"
+            )
+            await api.start_chat()
+            capabilities = await start.probe(folder)
             display = await start.update_profile(user_id)
             group, next_action, created = await start.control_chat(user_id, display)
             if options.reset_owners and not created:
@@ -300,17 +333,20 @@ async def _run(
             lost = _is_lost(group)
             if lost:
                 log.line("The agent lost its control chat. Restart the server with --reset-owners.")
-            group_id = group.get("groupId")
-            assert isinstance(group_id, int)
-            membership_id = _obj(group.get("membership")).get("groupMemberId")
+            ref = group.ref
+            assert isinstance(ref, GroupRef)
+            membership = group.membership
             control = ControlChat(
-                start.command, group_id, membership_id if isinstance(membership_id, int) else None
+                api, ref.group_id, membership.member_id if membership is not None else None
             )
             if not lost:
                 await start.keep_current(group, display)
             await control.load_members()
-        except CoreError as exc:
-            log.error(f"Chat core: {chat_error_text(exc.chat_error)}")
+        except CORE_FAILURES as exc:
+            log.error(f"Chat core: {failure_text(exc)}")
+            return 1, False
+        except OSError as exc:
+            log.error(f"Data folder: {exc}")
             return 1, False
         try:
             sock = bind_port(options.port)
@@ -326,8 +362,8 @@ async def _run(
             register_hint=register_hint(options),
             qr_code=options.qr_code,
         )
-        agent = Agent(
-            start.command,
+        state = AgentState(
+            api,
             config,
             clock=clock,
             log=log,
@@ -335,9 +371,11 @@ async def _run(
             profile_name=display,
             control=None if lost else control,
             next_action=next_action,
-            control_data=_obj(group.get("customData")),
-            print_link=lambda link: print_link(log, link, options.qr_code),
+            control_data=start.custom.of(group),
+            custom=start.custom,
+            capabilities=capabilities,
         )
+        agent = Agent(state, print_link=lambda link: print_link(log, link, options.qr_code))
         if lost:
             agent.control = control
             agent.lost = True
@@ -365,8 +403,8 @@ async def _run(
                 if not lost:
                     try:
                         await _owner_start(agent, control, display, options, log)
-                    except CoreError as exc:
-                        log.error(f"Chat core: {chat_error_text(exc.chat_error)}")
+                    except CORE_FAILURES as exc:
+                        log.error(f"Chat core: {failure_text(exc)}")
                     except UsageError as exc:
                         log.error(exc.message)
                         exit_code = 2
@@ -420,20 +458,20 @@ async def _owner_start(
             return
         await agent.announce_restart(humans[-1], humans)
         return
-    by_id = {m.get("groupMemberId"): m for m in humans}
+    by_id = {MemberView(m).member_id: m for m in humans}
     for entry in options.owners:
         member = by_id.get(entry.member_id)
-        if member is None or ControlChat.member_name(member) != entry.name:
+        if member is None or MemberView(member).display_name != entry.name:
             raise UsageError(
                 f"--owners: member {entry} is not in the agent control chat. Start with --reset-owners --owners, or use the IDs of current members."
             )
     listed = {entry.member_id for entry in options.owners}
     for entry in options.owners:
-        if by_id[entry.member_id].get("memberRole") != "owner":
+        if MemberView(by_id[entry.member_id]).role != "owner":
             await control.set_role(entry.member_id, "owner")
     for member in humans:
-        member_id = member.get("groupMemberId")
-        if isinstance(member_id, int) and member_id not in listed:
+        member_id = MemberView(member).member_id
+        if member_id is not None and member_id not in listed:
             await control.remove_member(member_id)
     await control.delete_link()
     log.line(f"Owners: {','.join(str(entry) for entry in options.owners)}.")

@@ -1,4 +1,4 @@
-"""Peer text made safe for the agent control chat, and chat references.
+"""Peer text made safe for the agent control chat, and the chat references of tool input.
 
 Everything a peer or a member writes (names, messages, welcome texts, errors that quote them)
 reaches the owner inside the agent control chat, where the SimpleX apps turn ``/word`` into a
@@ -25,17 +25,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
+from simplex_protocols.core import ChatRef, parse_chat_ref
 from simplex_protocols.coretext import MAX_DISPLAY_NAME_CHARS as MAX_DISPLAY_NAME_CHARS
 from simplex_protocols.coretext import is_valid_display_name as is_valid_name
 from simplex_protocols.coretext import view_name as mention_name
-from simplex_protocols.limits import MAX_CHAT_REF_DIGITS
+from simplex_protocols.errors import CommandArgumentError
 
 __all__ = [
     "MAX_DISPLAY_NAME_CHARS",
-    "ChatRef",
     "code_span",
     "error_md",
     "fold",
@@ -43,7 +42,7 @@ __all__ = [
     "is_valid_name",
     "mention_name",
     "name_md",
-    "parse_chat_ref",
+    "read_chat_ref",
     "shell_quote",
     "text_lines",
     "text_lines_md",
@@ -121,31 +120,17 @@ def is_simplex_name(text: str) -> bool:
     return len(text) <= 256 and _SIMPLEX_NAME_RE.fullmatch(text) is not None
 
 
-@dataclass(frozen=True, slots=True)
-class ChatRef:
-    """A chat of the agent: ``@N`` (a contact) or ``#N`` (a group, business chat or channel)."""
-
-    kind: Literal["@", "#"]
-    id: int
-
-    def __str__(self) -> str:
-        return f"{self.kind}{self.id}"
-
-
-_CHAT_REF_RE: Final = re.compile(rf"([@#])([0-9]{{1,{MAX_CHAT_REF_DIGITS}}})")
-
-
-def parse_chat_ref(text: str) -> ChatRef | None:
-    """Parse ``@N`` or ``#N`` with 1 to 15 digits; ``None`` otherwise.
+def read_chat_ref(text: str) -> ChatRef | None:
+    """A chat reference as :func:`simplex_protocols.core.parse_chat_ref` reads it (``@N`` or
+    ``#N``, 1 to 15 digits, positive), or ``None`` for any text it refuses.
 
     A longer number is refused: the core reads chat IDs into an Int64 with a plain decimal
     parser, so ``#18446744073709551626`` would name ``#10`` (plan "Identifiers").
     """
-    match = _CHAT_REF_RE.fullmatch(text)
-    if match is None:
+    try:
+        return parse_chat_ref(text)
+    except CommandArgumentError:
         return None
-    kind: Literal["@", "#"] = "@" if match.group(1) == "@" else "#"
-    return ChatRef(kind, int(match.group(2)))
 
 
 def _shell_safe(ch: str) -> bool:

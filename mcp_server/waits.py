@@ -1,24 +1,36 @@
 """Waiting on events with an injected clock, and collecting the items of a chat.
 
 :func:`wait_event` races an :class:`anyio.Event` against the clock, so tests move time with a
-``ManualClock`` instead of sleeping. :class:`ChatCollector` keeps the message items that arrive
+``ManualClock`` instead of sleeping; :func:`wait_until` waits for an end that can move, with the
+calls' progress notifications. :class:`ChatCollector` keeps the message items that arrive
 in one chat (from ``newChatItems``), replaces live messages at their updates and drops deleted
-ones, and wakes its waiter at each change.
+ones, and wakes its waiter at each change; :class:`Collectors` holds them by chat.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final
 
 import anyio
 
 from simplex_protocols._clock import Clock
+from simplex_protocols.core import ChatItemView, ChatRef
 
-from .messages import is_live, is_received_message, item_id
+from .control import utc_minutes
 
-__all__ = ["ChatCollector", "wait_event"]
+__all__ = [
+    "MAX_KEPT_RESPONSES",
+    "PROGRESS_INTERVAL_S",
+    "ArrivedItem",
+    "ChatCollector",
+    "Collectors",
+    "wait_event",
+    "wait_for_responses",
+    "wait_until",
+    "wall_at",
+]
 
 
 async def wait_event(event: anyio.Event, clock: Clock, deadline: float | None) -> bool:
@@ -54,24 +66,94 @@ async def wait_event(event: anyio.Event, clock: Clock, deadline: float | None) -
     return fired
 
 
+#: Received items a send or a connect keeps; later ones count in ``more``.
+MAX_KEPT_RESPONSES: Final = 100
+
+#: Progress notifications: at once, then every this many seconds.
+PROGRESS_INTERVAL_S: Final = 60.0
+
+
+async def wait_until(
+    clock: Clock,
+    progress: Callable[[str], Awaitable[None]],
+    end: Callable[[], float],
+    changed: Callable[[], anyio.Event],
+    message: Callable[[float], str],
+) -> None:
+    """Wait until the clock reaches ``end()`` (re-read at each change), with progress
+    notifications at once and then every 60 s. ``end()`` of ``math.inf`` waits for a change.
+
+    Args:
+        clock: the clock.
+        progress: sends one progress notification.
+        end: the end of the wait, on the monotonic scale.
+        changed: the event set at the next change of what ``end`` reads.
+        message: the progress text for the current end.
+    """
+    last = -math.inf
+    while True:
+        now = clock.now()
+        deadline = end()
+        if now >= deadline:
+            return
+        if now - last >= PROGRESS_INTERVAL_S:
+            last = now
+            await progress(message(deadline))
+        event = changed()
+        if now >= end():
+            return
+        await wait_event(event, clock, min(end(), last + PROGRESS_INTERVAL_S))
+
+
+def wall_at(clock: Clock, deadline: float) -> float:
+    """The wall-clock time of a monotonic ``deadline``."""
+    return clock.wall() + (deadline - clock.now())
+
+
+async def wait_for_responses(
+    collector: ChatCollector,
+    clock: Clock,
+    progress: Callable[[str], Awaitable[None]],
+    end: Callable[[], float],
+    chat: str,
+) -> None:
+    """Wait until ``end()`` while the responses in ``chat`` arrive, with the progress
+    ``<k> responses in <chat>; waiting until <time>.`` (plan "responses")."""
+    await wait_until(
+        clock,
+        progress,
+        end,
+        lambda: collector.changed,
+        lambda until: (
+            f"{len(collector.items)} responses in {chat}; waiting until {utc_minutes(wall_at(clock, until))}."
+        ),
+    )
+
+
+#: A chat's item as it arrived: its ``chatInfo`` and its ``chatItem``.
+ArrivedItem = tuple[Mapping[str, Any], Mapping[str, Any]]
+
+
 class ChatCollector:
     """The received message items of one chat, in arrival order.
 
     Args:
-        chat: the chat reference.
+        chat: the chat.
         clock: for the time of the last arrival.
         keep: the most items kept; later ones are counted in :attr:`overflow`.
         above: only items with an ID above this are kept (``None``: all).
     """
 
     def __init__(
-        self, chat: str, clock: Clock, *, keep: int = 100, above: int | None = None
+        self, chat: ChatRef, clock: Clock, *, keep: int = 100, above: int | None = None
     ) -> None:
         self.chat = chat
         self._clock = clock
         self.keep = keep
         self.above = above
-        self.items: dict[int, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
+        self.items: dict[int, ArrivedItem] = {}
+        #: The IDs of the kept items that are live (still streamed by their sender).
+        self._live: set[int] = set()
         self.overflow = 0
         self.last_arrival: float | None = None
         self.first_arrival: float | None = None
@@ -81,17 +163,25 @@ class ChatCollector:
         self.changed.set()
         self.changed = anyio.Event()
 
+    def _keep(self, item: int, chat_info: Mapping[str, Any], chat_item: ChatItemView) -> None:
+        self.items[item] = (chat_info, chat_item.raw)
+        if chat_item.live:
+            self._live.add(item)
+        else:
+            self._live.discard(item)
+
     def add(self, chat_info: Mapping[str, Any], chat_item: Mapping[str, Any]) -> None:
         """A new item of the chat (``newChatItems``); only received messages are kept."""
-        if not is_received_message(chat_item):
+        view = ChatItemView(chat_item)
+        if not view.is_received:
             return
-        item = item_id(chat_item)
+        item = view.item_id
         if item is None or item in self.items or (self.above is not None and item <= self.above):
             return
         if len(self.items) >= self.keep:
             self.overflow += 1
         else:
-            self.items[item] = (chat_info, chat_item)
+            self._keep(item, chat_info, view)
         now = self._clock.now()
         self.last_arrival = now
         if self.first_arrival is None:
@@ -100,9 +190,10 @@ class ChatCollector:
 
     def update(self, chat_info: Mapping[str, Any], chat_item: Mapping[str, Any]) -> None:
         """An item was updated (``chatItemUpdated``, e.g. a live message)."""
-        item = item_id(chat_item)
+        view = ChatItemView(chat_item)
+        item = view.item_id
         if item is not None and item in self.items:
-            self.items[item] = (chat_info, chat_item)
+            self._keep(item, chat_info, view)
             self.last_arrival = self._clock.now()
             self._wake()
 
@@ -110,6 +201,7 @@ class ChatCollector:
         """An item was deleted; a deleted live message is dropped."""
         if item in self.items:
             del self.items[item]
+            self._live.discard(item)
             self._wake()
 
     def drop_not_above(self, item: int) -> None:
@@ -117,13 +209,41 @@ class ChatCollector:
         self.above = item
         for key in [k for k in self.items if k <= item]:
             del self.items[key]
+            self._live.discard(key)
 
     def any_live(self) -> bool:
-        return any(is_live(chat_item) for _, chat_item in self.items.values())
+        return bool(self._live)
 
-    def final_items(self) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    def final_items(self) -> list[ArrivedItem]:
         """The kept items that are not live, in arrival order."""
-        return [(ci, item) for ci, item in self.items.values() if not is_live(item)]
+        return [arrived for item, arrived in self.items.items() if item not in self._live]
 
     def live_count(self) -> int:
-        return sum(1 for _, item in self.items.values() if is_live(item))
+        return len(self._live)
+
+
+class Collectors:
+    """The collectors of the chats, by chat: where each new, updated or deleted item goes."""
+
+    def __init__(self) -> None:
+        self._by_chat: dict[ChatRef, set[ChatCollector]] = {}
+
+    def __contains__(self, chat: object) -> bool:
+        return chat in self._by_chat
+
+    def add(self, collector: ChatCollector) -> None:
+        """Start collecting: the collector gets the chat's items from now on."""
+        self._by_chat.setdefault(collector.chat, set()).add(collector)
+
+    def remove(self, collector: ChatCollector) -> None:
+        """Stop collecting (a collector not collecting is ignored)."""
+        group = self._by_chat.get(collector.chat)
+        if group is not None:
+            group.discard(collector)
+            if not group:
+                del self._by_chat[collector.chat]
+
+    def of(self, chat: ChatRef | None) -> list[ChatCollector]:
+        """The collectors of ``chat`` (a copy: a collector may stop while the list is used)."""
+        group = self._by_chat.get(chat) if chat is not None else None
+        return list(group) if group else []

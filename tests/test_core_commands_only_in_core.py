@@ -40,13 +40,7 @@ EXEMPT: Final = (
 #: Files of the MCP server that still write their commands while it moves onto ChatAPI. Each
 #: entry goes when its file is converted; an entry whose file has no command left fails the
 #: test, so the list only shrinks.
-PENDING: Final = frozenset(
-    {
-        "mcp_server/agent.py",
-        "mcp_server/control.py",
-        "mcp_server/serve.py",
-    }
-)
+PENDING: Final[frozenset[str]] = frozenset()
 
 #: The message text of the chat transport (spec: ``/_call <protocol> <json>``).
 CALL_FRAMING: Final = "/_call"

@@ -25,12 +25,13 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from mcp_server.cli import ApproveMode, OwnerEntry, ServeOptions
+from mcp_server.config import ApproveMode, OwnerEntry, ServeOptions
 from mcp_server.log import Log
 from mcp_server.serve import ServerInfo, serve
 from simplex_protocols._clock import Clock, ManualClock
 from simplex_protocols.core import ChatCore
 from simplex_protocols.sim import SimNetwork, SimUser
+from simplex_protocols.sim.testing import RecordingBackend
 
 Event = dict[str, Any]
 
@@ -341,6 +342,8 @@ class Running:
     exit_code: list[int] = field(default_factory=list)
     crash_scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     finished: anyio.Event = field(default_factory=anyio.Event)
+    #: Every command the server sent to its core.
+    commands: list[str] = field(default_factory=list)
 
     async def crash(self) -> None:
         """End the server as a crash would: no stop sequence runs."""
@@ -409,6 +412,7 @@ async def agent_server(
     )
     crash_scope = anyio.CancelScope()
     finished = anyio.Event()
+    backend = RecordingBackend(network.backend(name))
     async with anyio.create_task_group() as tg:
 
         async def run() -> None:
@@ -416,7 +420,7 @@ async def agent_server(
                 exit_code.append(
                     await serve(
                         options,
-                        core=ChatCore(network.backend(name)),
+                        core=ChatCore(backend),
                         clock=clock,
                         log=log,
                         started=on_started,
@@ -433,7 +437,18 @@ async def agent_server(
         info = holder[0]
         hc = create_mcp_http_client(headers={"Authorization": f"Bearer {info.token}"})
         async with hc, Client(streamable_http_client(info.url, http_client=hc), mode=mode) as mcp:
-            yield Running(network, info, log, mcp, stop, seen[0], exit_code, crash_scope, finished)
+            yield Running(
+                network,
+                info,
+                log,
+                mcp,
+                stop,
+                seen[0],
+                exit_code,
+                crash_scope,
+                finished,
+                backend.commands,
+            )
         stop.set()
 
 
@@ -544,10 +559,14 @@ async def world(
     mode: str = "2026-07-28",
     owners: tuple[OwnerEntry, ...] | None = None,
     approve: ApproveMode = ApproveMode.REQUESTS,
+    core_profile: str | None = None,
 ) -> AsyncIterator[World]:
-    """Build the world, start every scripted user and the agent's server."""
+    """Build the world, start every scripted user and the agent's server (its core behaves
+    as the real core ``core_profile``; the others are the spec's)."""
     clock = ManualClock()
     network = SimNetwork(seed=7, clock=clock)
+    if core_profile is not None:
+        network.ensure_core("my-agent", started=False, profile=core_profile)
     alice = Owner(network, network.add_user("alice", display_name="Alice", peer_type="human"))
     directory_user = network.add_user(
         "directory",

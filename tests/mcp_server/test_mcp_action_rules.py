@@ -79,7 +79,9 @@ async def test_the_counter_is_written_before_the_card_is_posted(tmp_path: Path) 
             # the counter is in the control chat's custom data
             group = (await w.owner.cmd(f"/_get chat {w.owner.control} count=0"))["chat"]
             assert group["chatInfo"]["groupInfo"].get("customData") is None  # only the agent's DB
-            info = await w.server.info.agent._command(f"/_groups {w.server.info.agent.user_id}")
+            info = await w.server.info.agent.api.core.command(
+                f"/_groups {w.server.info.agent.user_id}"
+            )
             data = next(
                 g["customData"]["simplexMcp"]
                 for g in info["groups"]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 import shlex
+from typing import Any
 
 import anyio
 import pytest
+from mcp_fakes import scripted_api
 from mcp_sim import core_formatted_lines
 
 from mcp_server.control import (
@@ -24,6 +26,7 @@ from mcp_server.control import (
 from mcp_server.qr import qr_lines, qr_modules
 from mcp_server.text import fold
 from simplex_protocols._wire import aeson_string_size
+from simplex_protocols.core import ContactRef, GroupRef
 
 WALL = 1_792_227_600.0  # 2026-10-17 09:00 UTC
 
@@ -127,25 +130,26 @@ async def test_custom_data_writes_run_one_at_a_time_in_the_order_asked() -> None
     done: list[str] = []
     gate = anyio.Event()
 
-    async def run(command: str) -> None:
+    async def run(command: str) -> dict[str, Any]:
         running.append(command)
         assert len(running) - len(done) == 1  # one at a time
         if len(done) == 0:
             await gate.wait()
         done.append(command)
+        return {"type": "cmdOk"}
 
-    queue = CustomDataQueue(run)
     with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
+        async with scripted_api(run) as (api, _), anyio.create_task_group() as tg:
+            queue = CustomDataQueue(api)
             tg.start_soon(queue.run)
             async with anyio.create_task_group() as writers:
                 writers.start_soon(
-                    queue.write, "#1", {"simplexMcp": {"control": True, "nextAction": 2}}
+                    queue.write, GroupRef(1), {"simplexMcp": {"control": True, "nextAction": 2}}
                 )
                 writers.start_soon(
-                    queue.write, "#1", {"simplexMcp": {"control": True, "nextAction": 3}}
+                    queue.write, GroupRef(1), {"simplexMcp": {"control": True, "nextAction": 3}}
                 )
-                writers.start_soon(queue.write, "@4", None)
+                writers.start_soon(queue.write, ContactRef(4), None)
                 await anyio.wait_all_tasks_blocked()
                 gate.set()
             tg.cancel_scope.cancel()

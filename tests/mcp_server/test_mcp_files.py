@@ -94,3 +94,17 @@ def test_pid_running() -> None:
     assert pid_running(os.getpid())
     assert not pid_running(0)
     assert not pid_running(2**22 + 12345)
+
+
+def test_custom_json_is_read_back_0600_and_a_bad_one_is_an_os_error(tmp_path: Path) -> None:
+    folder = DataFolder(tmp_path / "agent")
+    folder.prepare()
+    assert folder.read_custom() == {}
+    values = {"#3": {"simplexMcp": {"control": True, "nextAction": 7}}}
+    folder.write_custom(values)
+    assert folder.read_custom() == values
+    assert stat.S_IMODE(folder.custom_path.stat().st_mode) == 0o600
+    for bad in ("[1]", '{"#3": 1}', "{"):
+        folder.custom_path.write_text(bad)
+        with pytest.raises(OSError, match=r"custom\.json"):
+            folder.read_custom()

@@ -17,11 +17,15 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_fakes import scripted_api
 
-from mcp_server.agent import Agent, AgentConfig
+from mcp_server.agent import Agent
+from mcp_server.config import AgentConfig
 from mcp_server.http import HttpServer, PortInUseError, bind_port, build_mcp_server
 from mcp_server.log import Log
+from mcp_server.state import AgentState
 from simplex_protocols._clock import ManualClock
+from simplex_protocols.core import ChatAPI, ContactRef
 
 TOKEN = "t" * 43
 
@@ -42,7 +46,7 @@ class ScriptedCore:
     def __init__(self) -> None:
         self.commands: list[str] = []
 
-    async def __call__(self, command: str) -> dict[str, Any]:
+    def __call__(self, command: str) -> dict[str, Any]:
         self.commands.append(command)
         if command.startswith("/_get chats"):
             return {
@@ -57,29 +61,38 @@ class ScriptedCore:
         raise AssertionError(f"unexpected command {command}")
 
 
+def scripted_agent(api: ChatAPI, display: str, clock: ManualClock) -> Agent:
+    """The agent of user 1 with the display name ``display``, without a control chat."""
+    state = AgentState(
+        api,
+        AgentConfig(name="a", display=display),
+        clock=clock,
+        log=Log(),
+        user_id=1,
+        profile_name=display,
+        control=None,
+        next_action=1,
+    )
+    return Agent(state)
+
+
 @asynccontextmanager
 async def server(
     clock: ManualClock | None = None,
 ) -> AsyncIterator[tuple[HttpServer, Agent, ScriptedCore]]:
     core = ScriptedCore()
-    agent = Agent(
-        core,
-        AgentConfig(name="a", display="My Agent"),
-        clock=clock or ManualClock(),
-        log=Log(),
-        user_id=1,
-        profile_name="My Agent",
-        control=None,
-        next_action=1,
-    )
-    http = HttpServer(
-        build_mcp_server(agent, name="a", display="My Agent", host_mode=False), bind_port(0), TOKEN
-    )
-    async with anyio.create_task_group() as tg:
-        await tg.start(agent.run)
-        async with http.running():
-            yield http, agent, core
-        tg.cancel_scope.cancel()
+    async with scripted_api(core) as (api, _):
+        agent = scripted_agent(api, "My Agent", clock or ManualClock())
+        http = HttpServer(
+            build_mcp_server(agent, name="a", display="My Agent", host_mode=False),
+            bind_port(0),
+            TOKEN,
+        )
+        async with anyio.create_task_group() as tg:
+            await tg.start(agent.run)
+            async with http.running():
+                yield http, agent, core
+            tg.cancel_scope.cancel()
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -236,13 +249,13 @@ async def test_progress_at_once_then_every_60_s_and_cancellation_when_the_client
     with anyio.fail_after(10):
         async with server(clock) as (http, agent, core), client(http.url, "2026-07-28") as mcp:
             stopped = anyio.Event()
-            uncollect = agent._uncollect
+            uncollect = agent.collectors.remove
 
             def watch(collector: Any) -> None:
                 uncollect(collector)
                 stopped.set()
 
-            monkeypatch.setattr(agent, "_uncollect", watch)
+            monkeypatch.setattr(agent.collectors, "remove", watch)
             with anyio.CancelScope() as scope:
                 async with anyio.create_task_group() as tg:
 
@@ -256,7 +269,7 @@ async def test_progress_at_once_then_every_60_s_and_cancellation_when_the_client
                     assert progress.messages == [
                         "No new messages in @4; waiting until 2026-10-17 10:00 UTC."
                     ]
-                    assert "@4" in agent._collectors
+                    assert ContactRef(4) in agent.collectors
                     await clock.advance(59)
                     assert len(progress.messages) == 1
                     await clock.advance(1)
@@ -268,29 +281,21 @@ async def test_progress_at_once_then_every_60_s_and_cancellation_when_the_client
                     scope.cancel()
             # The handler is cancelled: its collection stops and nothing is marked read.
             await stopped.wait()
-            assert "@4" not in agent._collectors
+            assert ContactRef(4) not in agent.collectors
             assert not any(c.startswith("/_read") for c in core.commands)
 
 
 @pytest.mark.anyio
 async def test_mode_host_marks_the_action_tools_as_needing_the_users_interaction() -> None:
     core = ScriptedCore()
-    agent = Agent(
-        core,
-        AgentConfig(name="a", display="A"),
-        clock=ManualClock(),
-        log=Log(),
-        user_id=1,
-        profile_name="A",
-        control=None,
-        next_action=1,
-    )
-    http = HttpServer(
-        build_mcp_server(agent, name="a", display="A", host_mode=True), bind_port(0), TOKEN
-    )
     with anyio.fail_after(10):
-        async with http.running(), client(http.url) as mcp:
-            metas = {t.name: t.meta for t in (await mcp.list_tools()).tools}
+        async with scripted_api(core) as (api, _):
+            agent = scripted_agent(api, "A", ManualClock())
+            http = HttpServer(
+                build_mcp_server(agent, name="a", display="A", host_mode=True), bind_port(0), TOKEN
+            )
+            async with http.running(), client(http.url) as mcp:
+                metas = {t.name: t.meta for t in (await mcp.list_tools()).tools}
     assert metas == {
         "connect": {"anthropic/requiresUserInteraction": True},
         "send": {"anthropic/requiresUserInteraction": True},
@@ -308,13 +313,13 @@ async def test_in_the_2025_era_a_closed_request_connection_cancels_the_call(
     with anyio.fail_after(10):
         async with server(clock) as (http, agent, core):
             stopped = anyio.Event()
-            uncollect = agent._uncollect
+            uncollect = agent.collectors.remove
 
             def watch(collector: Any) -> None:
                 uncollect(collector)
                 stopped.set()
 
-            monkeypatch.setattr(agent, "_uncollect", watch)
+            monkeypatch.setattr(agent.collectors, "remove", watch)
             request = {
                 "jsonrpc": "2.0",
                 "id": 7,
@@ -342,5 +347,5 @@ async def test_in_the_2025_era_a_closed_request_connection_cancels_the_call(
                         break
             # the connection is closed without a result: the call ends, nothing is marked read
             await stopped.wait()
-            assert "@4" not in agent._collectors
+            assert ContactRef(4) not in agent.collectors
             assert not any(c.startswith("/_read") for c in core.commands)

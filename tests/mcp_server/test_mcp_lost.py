@@ -75,7 +75,7 @@ async def test_a_lost_control_chat_fails_pending_actions_and_refuses_new_ones(
             assert 'Agent control chat "My Agent" created.' in fresh.log.lines
             assert any(line.startswith("https://") for line in fresh.log.lines)
             info = fresh.info.agent
-            groups = (await info._command(f"/_groups {info.user_id}"))["groups"]
+            groups = (await info.api.core.command(f"/_groups {info.user_id}"))["groups"]
             assert [g["groupId"] for g in groups] == [info.control.group_id]  # type: ignore[union-attr]
 
 

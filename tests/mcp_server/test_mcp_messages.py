@@ -10,15 +10,8 @@ import anyio
 import pytest
 from mcp_sim import World, result_text, structured, text_of_item, world
 
-from mcp_server.messages import (
-    chat_connected,
-    chat_incognito,
-    chat_kind,
-    chat_simplex_name,
-    chat_type,
-    commands_of,
-    message_of,
-)
+from mcp_server.messages import chat_kind, chat_type, commands_of, message_of
+from simplex_protocols.core import ChatInfoView
 
 CONTACT_INFO: dict[str, Any] = {
     "type": "direct",
@@ -140,18 +133,18 @@ def test_only_message_items_are_messages() -> None:
 
 
 def test_chat_facts() -> None:
-    assert chat_connected(CONTACT_INFO)
-    assert chat_type(CONTACT_INFO) == "contact"
-    assert chat_kind(CONTACT_INFO) == "bot"
-    assert chat_simplex_name(CONTACT_INFO) == "@directory.simplex"
-    assert not chat_incognito(CONTACT_INFO)
-    assert chat_incognito(GROUP_INFO)
-    assert chat_type(GROUP_INFO) == "group"
+    assert ChatInfoView(CONTACT_INFO).connected
+    assert chat_type(ChatInfoView(CONTACT_INFO)) == "contact"
+    assert chat_kind(ChatInfoView(CONTACT_INFO)) == "bot"
+    assert ChatInfoView(CONTACT_INFO).simplex_name == "@directory.simplex"
+    assert not ChatInfoView(CONTACT_INFO).incognito
+    assert ChatInfoView(GROUP_INFO).incognito
+    assert chat_type(ChatInfoView(GROUP_INFO)) == "group"
     business = {
         "type": "group",
         "groupInfo": {**GROUP_INFO["groupInfo"], "businessChat": {"chatType": "business"}},
     }
-    assert chat_type(business) == "business"
+    assert chat_type(ChatInfoView(business)) == "business"
     channel = {
         "type": "group",
         "groupInfo": {
@@ -159,7 +152,7 @@ def test_chat_facts() -> None:
             "groupProfile": {"displayName": "N", "publicGroup": {"groupType": "channel"}},
         },
     }
-    assert chat_type(channel) == "channel"
+    assert chat_type(ChatInfoView(channel)) == "channel"
     unverified = {
         "type": "direct",
         "contact": {
@@ -167,12 +160,12 @@ def test_chat_facts() -> None:
             "profile": {"displayName": "x", "contactDomain": {"domain": "x.simplex"}},
         },
     }
-    assert chat_simplex_name(unverified) is None
+    assert ChatInfoView(unverified).simplex_name is None
     pending = {
         "type": "group",
         "groupInfo": {**GROUP_INFO["groupInfo"], "membership": {"memberStatus": "accepted"}},
     }
-    assert not chat_connected(pending)
+    assert not ChatInfoView(pending).connected
 
 
 def test_commands_of_keep_keywords_labels_params_and_menus() -> None:
@@ -229,14 +222,14 @@ async def test_receive_pages_stop_at_limit_plus_one_and_more_counts_the_rest(
                 await w.vendor.send_text(vendor_chat, f"news {n}")
             await w.server.seen.until(lambda: "news 249" in w.server.seen.received_texts(chat))
             commands: list[str] = []
-            agent = w.server.info.agent
-            original = agent._command
+            core = w.server.info.agent.api.core
+            original = core.command
 
-            async def traced(command: str) -> dict[str, Any]:
+            async def traced(command: str, **options: Any) -> dict[str, Any]:
                 commands.append(command)
-                return await original(command)
+                return await original(command, **options)
 
-            agent._command = traced
+            core.command = traced  # type: ignore[method-assign]
             first = structured(await w.server.call("receive", {"chat": chat, "limit": 3}))
             assert [m["text"] for m in first["messages"]] == ["news 0", "news 1", "news 2"]
             assert first["more"] == 247

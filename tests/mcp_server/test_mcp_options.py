@@ -6,18 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server.cli import (
-    HELP,
-    ApproveMode,
-    HelpRequested,
-    OwnerEntry,
-    RegisterOptions,
-    ServeOptions,
-    UsageError,
-    main,
-    mk_valid_name,
-    parse_args,
-)
+from mcp_server.cli import HELP, HelpRequested, main, mk_valid_name, parse_args
+from mcp_server.config import ApproveMode, OwnerEntry, RegisterOptions, ServeOptions, UsageError
 
 HOME = Path("/home/alice")
 

@@ -10,7 +10,7 @@ import anyio
 import pytest
 from mcp_sim import LogLines, Owner, join_link, result_text, structured, text_of_item, world
 
-from mcp_server.cli import ApproveMode, OwnerEntry, ServeOptions
+from mcp_server.config import ApproveMode, OwnerEntry, ServeOptions
 from mcp_server.serve import serve
 from simplex_protocols.core import ChatCore
 

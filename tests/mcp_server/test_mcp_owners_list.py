@@ -24,7 +24,7 @@ from mcp_sim import (
     world,
 )
 
-from mcp_server.cli import OwnerEntry
+from mcp_server.config import OwnerEntry
 
 NO_APPROVING_OWNER = (
     "The agent has no approving owner. The person who runs it has to restart it with the "
@@ -173,9 +173,9 @@ async def test_reset_owners_deletes_the_control_chat_with_notification(tmp_path:
             joined = await server.log.wait_line(lambda text: text.startswith("Alice joined"))
             assert joined.endswith("and is now an owner. The link is deleted.")
             # the agent keeps only one control chat
-            groups = (await server.info.agent._command(f"/_groups {server.info.agent.user_id}"))[
-                "groups"
-            ]
+            groups = (
+                await server.info.agent.api.core.command(f"/_groups {server.info.agent.user_id}")
+            )["groups"]
             controls = [
                 g for g in groups if g.get("customData", {}).get("simplexMcp", {}).get("control")
             ]

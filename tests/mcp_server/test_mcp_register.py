@@ -7,7 +7,7 @@ import os
 import stat
 from pathlib import Path
 
-from mcp_server.cli import RegisterOptions
+from mcp_server.config import RegisterOptions
 from mcp_server.files import DataFolder
 from mcp_server.register import claude_entry, project_folder, run_register, shell_quote
 

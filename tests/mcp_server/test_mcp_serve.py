@@ -13,7 +13,7 @@ import anyio
 import pytest
 from mcp_sim import LogLines, join_link, result_text, structured, text_of_item, world
 
-from mcp_server.cli import ServeOptions
+from mcp_server.config import ServeOptions
 from mcp_server.http import bind_port
 from mcp_server.serve import serve
 from simplex_protocols.core import ChatCore
@@ -158,7 +158,7 @@ async def test_stop_cancels_pending_cards_and_a_restart_continues_the_counter(
                 f"Listening on {new.info.url}",
             ]
             assert new.info.display == "Trail Agent"
-            user = await new.info.agent._command("/user")
+            user = await new.info.agent.api.core.command("/user")
             assert (
                 user["user"]["profile"]["displayName"],
                 user["user"]["profile"]["peerType"],

@@ -9,7 +9,6 @@ lock removed, "Stopped.". Time is a manual clock.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -20,14 +19,13 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp_fakes import scripted_api
 from mcp_sim import Running, World, result_text, structured, text_of_item, world
 
 from mcp_server.actions import ActionState
-from mcp_server.agent import Agent, AgentConfig, NoProgress, ToolError
-from mcp_server.cli import ApproveMode
+from mcp_server.agent import Agent, NoProgress, ToolError
+from mcp_server.config import ApproveMode
 from mcp_server.control import ControlChat
-from mcp_server.log import Log
-from simplex_protocols._clock import ManualClock
 
 DIRECTORY_CARD = (
     "I want to connect to bot SimpleX Directory (@directory.simplex), as myself.\n"
@@ -59,7 +57,7 @@ async def performing(server: Running, n: int) -> None:
         if (
             action is not None
             and action.state is ActionState.PERFORMING
-            and "connect_deadline" in action.extra
+            and action.deadline is not None
         ):
             return
         if action is None:
@@ -358,21 +356,12 @@ async def test_the_delivery_queries_of_the_plan_and_their_rows(
 ) -> None:
     sent: list[str] = []
 
-    async def command(cmd: str) -> dict[str, Any]:
+    def command(cmd: str) -> dict[str, Any]:
         sent.append(cmd)
         return {"type": "sQLResult", "rows": conns if cmd.startswith("/sql chat ") else count}
 
-    agent = Agent(
-        command,
-        AgentConfig(name="my-agent", display="My Agent"),
-        clock=ManualClock(),
-        log=Log(io.StringIO(), io.StringIO()),
-        user_id=1,
-        profile_name="My Agent",
-        control=ControlChat(command, 10, 1),
-        next_action=1,
-    )
-    assert await agent._pending_deliveries(10) == expected
+    async with scripted_api(command) as (api, _):
+        assert await ControlChat(api, 10, 1).pending_deliveries() == expected
     assert sent[0] == (
         "/sql chat SELECT hex(agent_conn_id) FROM connections WHERE group_member_id IN "
         "(SELECT group_member_id FROM group_members WHERE group_id = 10)"

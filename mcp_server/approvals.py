@@ -1,0 +1,477 @@
+"""Approvals: an action from its call to its outcome (plan "action()" and "perform(N)").
+
+:class:`Approvals` attaches a call to an action or creates one (the checks, the counter, the
+card), waits for the owner's decision with progress notifications, performs approved actions
+(each tool's perform, registered in :attr:`Approvals.performers`) and edits or posts their
+cards with the outcome; it expires pending actions, deletes decided ones, and does the stop's
+work on actions. The owner commands that decide are in :mod:`mcp_server.owner_commands`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import anyio
+import anyio.lowlevel
+
+from simplex_protocols._wire import aeson_string_size
+from simplex_protocols.core import MemberView
+from simplex_protocols.errors import CoreError, UnexpectedResponseError
+
+from .actions import (
+    MAX_PENDING_ACTIONS,
+    Action,
+    ActionEvent,
+    ActionState,
+    ActionTool,
+    action_key,
+)
+from .cards import MAX_CARD_BYTES, Card, Outcome, largest_send_form
+from .chats import ChatReader
+from .connect_flow import connect_deadline
+from .control import utc_minutes
+from .errors import ToolError
+from .log import CORE_FAILURES, failure_text
+from .state import AgentState, CallContext
+from .text import fold, name_md
+from .waits import wait_until, wall_at
+
+__all__ = [
+    "CARD_TOO_LONG_MESSAGE",
+    "LOST_MESSAGE",
+    "NO_APPROVING_OWNER_MESSAGE",
+    "NO_OWNER_MESSAGE",
+    "PENDING_LIMIT_MESSAGE",
+    "STOPPING_MESSAGE",
+    "ActionToolParts",
+    "Approvals",
+    "Checks",
+    "Prepare",
+]
+
+NO_OWNER_MESSAGE: Final = "The agent has no owner. The person who runs it has to join its control chat with the link the server printed."
+NO_APPROVING_OWNER_MESSAGE: Final = "The agent has no approving owner. The person who runs it has to restart it with the --owners options it printed."
+LOST_MESSAGE: Final = (
+    "The agent lost its control chat. The person who runs it has to restart it with --reset-owners."
+)
+PENDING_LIMIT_MESSAGE: Final = (
+    f"{MAX_PENDING_ACTIONS} actions are pending; wait for the owner's decisions."
+)
+CARD_TOO_LONG_MESSAGE: Final = "text: too long for its approval card; shorten it."
+STOPPING_MESSAGE: Final = "The server is stopping."
+
+#: Builds the card, the log description and the /pending description of action number N.
+Prepare = Callable[[int], tuple[Card, str, str]]
+
+#: A tool's perform of an approved action (raises what makes it fail).
+Perform = Callable[[Action], Awaitable[None]]
+
+#: A tool's checks of a new call: the card builder and the chat's standing approval, or the
+#: tool's result when the call needs no action (a connect to a known target).
+Checks = Callable[[], Awaitable["tuple[Prepare, Mapping[str, Any] | None] | dict[str, Any]"]]
+
+
+class Approvals:
+    """The actions of the agent, from creation to outcome.
+
+    Args:
+        state: the agent's state.
+    """
+
+    def __init__(self, state: AgentState) -> None:
+        self._state = state
+        #: Each action tool's perform.
+        self.performers: dict[ActionTool, Perform] = {}
+        self._performs: set[int] = set()
+
+    # ------------------------------------------------------------------ action()
+
+    async def call(
+        self, tool: ActionTool, arguments: Mapping[str, Any], ctx: CallContext, checks: Checks
+    ) -> tuple[Action | dict[str, Any], Action | None]:
+        """The action of a tool call: attached to the action in memory with the same action
+        fields, or created once the tool's checks pass (the checks run only then); when the
+        action to attach to leaves memory meanwhile, the call starts over.
+
+        Returns:
+            What :meth:`action` returned (the done action, or the result of a rejected,
+            expired or failed one) or the checks' result, and the action the call attached to
+            (``None`` when it created one).
+
+        Raises:
+            ToolError: the checks or :meth:`action` refused the call.
+        """
+        key = action_key(tool, arguments)
+        while True:
+            existing = self._state.book.find(tool, key)
+            prepare: Prepare | None = None
+            standing: Mapping[str, Any] | None = None
+            if existing is None:
+                checked = await checks()
+                if isinstance(checked, dict):
+                    return checked, None
+                prepare, standing = checked
+            outcome = await self.action(tool, arguments, ctx, prepare=prepare, standing=standing)
+            if outcome is not None:
+                return outcome, existing
+
+    async def action(
+        self,
+        tool: ActionTool,
+        arguments: Mapping[str, Any],
+        ctx: CallContext,
+        *,
+        prepare: Prepare | None,
+        standing: Mapping[str, Any] | None = None,
+    ) -> Action | dict[str, Any] | None:
+        """Attach to an action or create one, post its card, and wait for its decision.
+
+        Args:
+            tool: the tool.
+            arguments: the call's input.
+            ctx: progress notifications.
+            prepare: builds the card and descriptions of a new action; ``None`` when the
+                caller only attaches.
+            standing: a send's standing approval (``approvedBy``, ``approvedById``), when it applies.
+
+        Returns:
+            The action when it is done (the tool continues); the result dict when it was
+            rejected, expired or failed; ``None`` when the call was cancelled before creating
+            an action, or there is no action to attach to.
+
+        Raises:
+            ToolError: a new action is refused (stopping, lost, 20 pending, card too long, no
+                approver).
+        """
+        # The call's signal aborted: no action and no card. This checkpoint does not let another
+        # task run, so the attach check and the creation below happen with no await between.
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        book = self._state.book
+        action = book.find(tool, action_key(tool, arguments))
+        if action is None:
+            if prepare is None:
+                return None
+            action = self._create(tool, arguments, prepare, standing)
+            await self._announce(action)
+        action.open += 1
+        try:
+            await self._wait_decided(action, ctx)
+            if action.state is ActionState.DONE:
+                return action
+            result: dict[str, Any] = {"action": action.n, "status": action.state.value}
+            if action.state is ActionState.FAILED:
+                result["error"] = action.error or "failed"
+            self.forget(action)
+            return result
+        finally:
+            action.open -= 1
+
+    def _create(
+        self,
+        tool: ActionTool,
+        arguments: Mapping[str, Any],
+        prepare: Prepare,
+        standing: Mapping[str, Any] | None,
+    ) -> Action:
+        """The checks of a new action and its creation, with no await (plan "action()")."""
+        state = self._state
+        if state.stopping:
+            raise ToolError(STOPPING_MESSAGE)
+        if state.lost:
+            raise ToolError(LOST_MESSAGE)
+        if state.book.pending_count() >= MAX_PENDING_ACTIONS:
+            raise ToolError(PENDING_LIMIT_MESSAGE)
+        n = state.next_action
+        card, log_text, pending_text = prepare(n)
+        if tool is ActionTool.SEND:
+            approver = (
+                str(standing.get("approvedBy", ""))
+                if standing is not None
+                else self._longest_approver_name()
+            )
+            if (
+                largest_send_form(card, approver=approver, standing=standing is not None)
+                > MAX_CARD_BYTES
+            ):
+                raise ToolError(CARD_TOO_LONG_MESSAGE)
+        if not state.host_mode and not state.approvers():
+            raise ToolError(
+                NO_APPROVING_OWNER_MESSAGE if state.config.owners is not None else NO_OWNER_MESSAGE
+            )
+        state.next_action = n + 1
+        performing = state.host_mode or standing is not None
+        action = state.book.create(
+            n,
+            tool,
+            arguments,
+            now=state.clock.wall(),
+            expire_s=state.config.expire_hours * 3600.0,
+            state=ActionState.PERFORMING if performing else ActionState.PENDING,
+            standing=standing is not None,
+        )
+        action.forms = card
+        action.pending_text = pending_text
+        if standing is not None:
+            action.decided_by = str(standing.get("approvedBy", ""))
+        state.log.line(f"Action {n}: {log_text}")
+        return action
+
+    def _longest_approver_name(self) -> str:
+        names = [MemberView(m).display_name for m in self._state.approvers()]
+        return max(names, key=lambda n: aeson_string_size(name_md(n)), default="")
+
+    async def _announce(self, action: Action) -> None:
+        """Write the counter, then post the card or start the perform; not cancelled by the call."""
+        state = self._state
+        with anyio.CancelScope(shield=True), state.card_writes:
+            data = dict(state.control_data)
+            control_key = data.get("simplexMcp")
+            control_key = dict(control_key) if isinstance(control_key, Mapping) else {}
+            control_key.update(control=True, nextAction=state.next_action)
+            data["simplexMcp"] = control_key
+            state.control_data = data
+            if state.control is not None:
+                try:
+                    await state.custom.write(state.control.ref, data)
+                except CORE_FAILURES as exc:
+                    state.log.error(f"Could not write the action counter: {failure_text(exc)}")
+            if action.state is ActionState.PERFORMING:
+                if state.stopping:
+                    # mode host or a standing approval, and the server stops meanwhile: the
+                    # action is cancelled, not performed (the stop posts its card)
+                    action.not_started = True
+                    return
+                self.start_perform(action, already=True)
+                return
+            card = action.forms
+            assert card is not None
+            try:
+                if state.control is None or state.lost:
+                    raise ToolError(LOST_MESSAGE)
+                action.card = await state.control.post(card.pending())
+            except (CoreError, UnexpectedResponseError, ToolError) as exc:
+                action.error = exc.message if isinstance(exc, ToolError) else failure_text(exc)
+                if action.state is ActionState.PENDING:
+                    action.apply(ActionEvent.CARD_POST_FAILED)
+
+    def forget(self, action: Action) -> None:
+        """Delete the action from memory (its result was returned) and end its collection."""
+        self._state.book.remove(action)
+        self.stop_collecting(action)
+
+    def stop_collecting(self, action: Action) -> None:
+        if action.collector is not None:
+            self._state.collectors.remove(action.collector)
+            action.collector = None
+
+    async def _wait_decided(self, action: Action, ctx: CallContext) -> None:
+        """Wait until the action is decided, with progress at once and every 60 s."""
+        await wait_until(
+            self._state.clock,
+            ctx.progress,
+            lambda: -math.inf if action.state.decided else math.inf,
+            lambda: action.changed,
+            lambda _: self._progress_text(action),
+        )
+
+    def _progress_text(self, action: Action) -> str:
+        if action.state is ActionState.PENDING:
+            return f"Action {action.n} waits for an approver until {utc_minutes(action.expires)}."
+        if action.tool is ActionTool.CONNECT:
+            clock = self._state.clock
+            deadline = action.deadline
+            when = wall_at(clock, deadline) if deadline is not None else clock.wall()
+            return f"Action {action.n} waits for the connection until {utc_minutes(when)}."
+        return f"Action {action.n} is being performed."
+
+    # ------------------------------------------------------------------ perform
+
+    def start_perform(self, action: Action, *, already: bool = False) -> None:
+        """Start the perform of an approved action (``already``: created performing)."""
+        if not already:
+            action.apply(ActionEvent.APPROVED)
+        now = self._state.clock.now()
+        action.approved_at = now
+        if action.tool is ActionTool.CONNECT:
+            # known from the approval on, so progress names it while the perform starts
+            action.deadline = self.connect_deadline(action, now)
+        if action.n in self._performs:
+            return
+        self._performs.add(action.n)
+        self._state.spawn(self._perform, action)
+
+    def connect_deadline(self, action: Action, start: float) -> float:
+        """The end of a connect's wait: ``wait`` seconds from ``start`` (the approval), at most
+        23 h 50 min after the action's creation (monotonic clock)."""
+        return connect_deadline(
+            wait_s=float(action.input.get("wait", 60)),
+            created=action.created,
+            start=start,
+            wall=self._state.clock.wall(),
+        )
+
+    async def _perform(self, action: Action) -> None:
+        try:
+            await self.performers[action.tool](action)
+        except CORE_FAILURES as exc:
+            action.error = failure_text(exc)
+        except ToolError as exc:
+            action.error = exc.message
+        except Exception as exc:  # never lose an action: it fails with the reason
+            action.error = f"internal error: {type(exc).__name__}"
+            self._state.log.error(f"Action {action.n} failed: {exc!r}")
+        finally:
+            self._performs.discard(action.n)
+        await self._perform_ended(action)
+
+    async def _perform_ended(self, action: Action) -> None:
+        state = self._state
+        failed = action.error is not None
+        if action.state is not ActionState.PERFORMING:
+            return
+        # From here on, the stop leaves the action to this outcome (it is not interrupted).
+        action.ended = True
+        by = fold(action.decided_by or "")
+        if failed:
+            what = f"failed: {fold(action.error or '')}."
+        elif action.tool is ActionTool.SEND:
+            what = "sent."
+        elif action.tool is ActionTool.CONNECT:
+            what = "connected." if action.connected else "connection requested."
+        else:
+            what = "deleted." if str(action.input.get("chat", "")).startswith("@") else "left."
+        if state.host_mode:
+            suffix = f"; failed: {fold(action.error or '')}." if failed else "."
+            state.log.line(f"Action {action.n}: performed without approval (mode host){suffix}")
+        elif action.standing:
+            state.log.line(f"Action {action.n} approved for this chat by {by}: {what}")
+        else:
+            state.log.line(f"Action {action.n} approved by {by}: {what}")
+        if action.interrupted:
+            action.apply(ActionEvent.PERFORM_FAILED if failed else ActionEvent.PERFORMED)
+            return
+        not_connected = action.tool is ActionTool.CONNECT and not action.connected
+        if state.host_mode:
+            outcome = (
+                Outcome.HOST_FAILED
+                if failed
+                else (Outcome.HOST_NOT_CONNECTED if not_connected else Outcome.HOST)
+            )
+            await self._post_outcome(action, outcome)
+        elif action.standing:
+            await self._post_outcome(
+                action, Outcome.STANDING_FAILED if failed else Outcome.STANDING
+            )
+        else:
+            outcome = (
+                Outcome.FAILED
+                if failed
+                else (Outcome.NOT_CONNECTED if not_connected else Outcome.DONE)
+            )
+            await self.edit_card(action, outcome)
+        action.apply(ActionEvent.PERFORM_FAILED if failed else ActionEvent.PERFORMED)
+
+    # ------------------------------------------------------------------ cards
+
+    async def edit_card(self, action: Action, outcome: Outcome) -> None:
+        """Edit the action's card to ``outcome`` (its commands go); a refusal is logged."""
+        state = self._state
+        card = action.forms
+        if action.card is None or card is None or state.control is None or state.lost:
+            return
+        try:
+            with state.card_writes:
+                await state.control.edit(
+                    action.card, card.outcome(outcome, by=action.decided_by, error=action.error)
+                )
+        except CORE_FAILURES as exc:
+            state.log.error(f"Could not edit the card of action {action.n}: {failure_text(exc)}")
+
+    async def _post_outcome(self, action: Action, outcome: Outcome) -> None:
+        state = self._state
+        card = action.forms
+        if card is None or state.control is None or state.lost:
+            return
+        try:
+            with state.card_writes:
+                action.card = await state.control.post(
+                    card.outcome(outcome, by=action.decided_by, error=action.error)
+                )
+        except CORE_FAILURES as exc:
+            state.log.error(f"Could not post the card of action {action.n}: {failure_text(exc)}")
+
+    # ------------------------------------------------------------------ expiry, control chat lost
+
+    async def run_expiry(self) -> None:
+        """Expire and delete actions every minute (run in the agent's task group)."""
+        while True:
+            await self._state.clock.sleep(60)
+            await self.expire()
+
+    async def expire(self) -> None:
+        """Expire pending actions whose time passed; delete decided ones after theirs (wall clock)."""
+        state = self._state
+        if state.stopping:  # the stop cancels what is pending
+            return
+        now = state.clock.wall()
+        for action in state.book.expire_due(now):
+            state.log.line(f"Action {action.n} expired.")
+            await self.edit_card(action, Outcome.EXPIRED)
+        for action in state.book.purge_due(now):
+            self.stop_collecting(action)
+
+    def fail_pending(self) -> None:
+        """The control chat is lost: each pending action fails (its card is left unedited)."""
+        for action in self._state.book:
+            if action.state is ActionState.PENDING:
+                action.error = "control chat lost"
+                action.apply(ActionEvent.CONTROL_CHAT_LOST)
+
+    # ------------------------------------------------------------------ stop
+
+    async def stop_actions(self) -> int:
+        """The stop's work on actions; returns K, the pending and performing actions.
+
+        New actions are refused from now on; once the cards being posted are posted, pending
+        cards get the cancelled form and performing actions are marked interrupted (their
+        perform's end edits no card): an approved card gets the interrupted form, and an action
+        without a card yet (mode host, or a send under a standing approval) gets its card
+        posted in that form (or cancelled, when its perform never started). Returns once the
+        outcome edits of performs that ended before the stop are done too.
+        """
+        state = self._state
+        state.stopping = True
+        with anyio.CancelScope(shield=True):
+            await state.card_writes.wait_idle()
+            pending = state.book.pending()
+            performing = [
+                a for a in state.book if a.state is ActionState.PERFORMING and not a.ended
+            ]
+            for action in performing:
+                action.interrupted = True
+            for action in pending:
+                await self.edit_card(action, Outcome.CANCELLED)
+            for action in performing:
+                if action.not_started:
+                    await self._post_outcome(action, Outcome.CANCELLED)
+                elif action.card is not None:
+                    await self.edit_card(action, Outcome.INTERRUPTED)
+                else:
+                    await self._post_outcome(
+                        action, Outcome.HOST_INTERRUPTED if state.host_mode else Outcome.INTERRUPTED
+                    )
+            await state.card_writes.wait_idle()
+        return len(pending) + len(performing)
+
+
+@dataclass(frozen=True, slots=True)
+class ActionToolParts:
+    """What the tools whose calls are actions (connect, send, leave) work with: the agent's
+    state, its chats, and the approvals of their actions."""
+
+    state: AgentState
+    chats: ChatReader
+    approvals: Approvals

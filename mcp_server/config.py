@@ -1,0 +1,108 @@
+"""The configuration of ``simplex-mcp``: the options of its commands and of the agent.
+
+:mod:`mcp_server.cli` parses the command line into these types; the server's modules read them
+and never import the parser.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+from simplex_protocols.errors import SimplexError
+
+__all__ = [
+    "DEFAULT_CORE",
+    "DEFAULT_EXPIRE_HOURS",
+    "DEFAULT_PORT",
+    "MAX_EXPIRE_HOURS",
+    "VERSION",
+    "AgentConfig",
+    "ApproveMode",
+    "OwnerEntry",
+    "RegisterOptions",
+    "ServeOptions",
+    "UsageError",
+]
+
+VERSION: Final = "0.1.0"
+
+DEFAULT_PORT: Final = 5226
+DEFAULT_EXPIRE_HOURS: Final = 23
+MAX_EXPIRE_HOURS: Final = 23
+DEFAULT_CORE: Final = "lib"
+
+
+class UsageError(SimplexError, ValueError):
+    """The command line is not acceptable; the process exits with code 2 and :attr:`message`."""
+
+    code = "usage"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ApproveMode(enum.StrEnum):
+    """``--approve``: who approves the agent's actions."""
+
+    REQUESTS = "requests"
+    HOST = "host"
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerEntry:
+    """One ``ID:NAME`` of ``--owners``: a member of the agent control chat."""
+
+    member_id: int
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.member_id}:{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    """The options of ``simplex-mcp serve NAME``.
+
+    ``owners`` is ``None`` without ``--owners``, an empty tuple for ``--owners`` without a list,
+    and the entries of the list otherwise.
+    """
+
+    name: str
+    data: Path
+    data_given: bool = False
+    display_name: str | None = None
+    approve: ApproveMode = ApproveMode.REQUESTS
+    owners: tuple[OwnerEntry, ...] | None = None
+    expire_hours: int = DEFAULT_EXPIRE_HOURS
+    reset_owners: bool = False
+    new_token: bool = False
+    port: int = DEFAULT_PORT
+    qr_code: Literal["small", "large"] = "small"
+    core: str = DEFAULT_CORE
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterOptions:
+    """The options of ``simplex-mcp register NAME``."""
+
+    name: str
+    data: Path
+    data_given: bool = False
+    scope: Literal["user", "local"] = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentConfig:
+    """The options the agent's processing depends on."""
+
+    name: str
+    display: str
+    mode: ApproveMode = ApproveMode.REQUESTS
+    owners: tuple[OwnerEntry, ...] | None = None
+    expire_hours: int = 23
+    register_hint: str = ""
+    qr_code: str = "small"

@@ -1,0 +1,31 @@
+"""The MCP server's own errors: a tool error the model can correct, and a refused transition.
+
+Both are :class:`~simplex_protocols.errors.SimplexError` classes with their own ``code``
+(``docs/errors.md``). The errors of the command line, the port and the data folder live with
+the modules that raise them (:mod:`mcp_server.config`, :mod:`mcp_server.http`,
+:mod:`mcp_server.files`).
+"""
+
+from __future__ import annotations
+
+from simplex_protocols.errors import SimplexError
+
+__all__ = ["InvalidTransitionError", "ToolError"]
+
+
+class ToolError(SimplexError):
+    """An error the model can correct: the call returns ``isError: true`` with :attr:`message`."""
+
+    code = "tool_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidTransitionError(SimplexError):
+    """An event that a state machine's state does not allow: an action's
+    (:data:`mcp_server.actions.TRANSITIONS`) or a connect's
+    (:data:`mcp_server.connect_flow.CONNECT_TRANSITIONS`). A bug in the caller, never input."""
+
+    code = "invalid_transition"
