@@ -152,7 +152,9 @@ def _token(value: object, argument: str) -> str:
     """One word: no whitespace, nothing unprintable, not empty."""
     if not isinstance(value, str) or not value:
         raise _fail("must be a non-empty string", "bad_token", argument)
-    if any(ch.isspace() or not ch.isprintable() for ch in value):
+    # str.isprintable is false for every whitespace character but the ASCII space (they are
+    # separators or controls), so the two checks cover "no whitespace, nothing unprintable"
+    if not value.isprintable() or " " in value:
         raise _fail(
             "must not contain spaces or control characters (the core would split it)",
             "bad_token",

@@ -167,9 +167,9 @@ def get_chats(ctx: CoreContext, a: Args) -> JSON:
             continue
         prof = ctx.db.profiles[c.profile_id]
         names: tuple[str, ...] = (
-            c.local_display_name,
-            *_profile_names(prof.profile),
-            prof.local_alias,
+            (c.local_display_name, *_profile_names(prof.profile), prof.local_alias)
+            if search is not None
+            else ()
         )
         if _chat_listed(
             ctx, "direct", c.contact_id, c.favorite, c.unread_chat, names, search, favorite, unread
@@ -179,9 +179,13 @@ def get_chats(ctx: CoreContext, a: Args) -> JSON:
         if g.user_id != user.user_id:
             continue
         names = (
-            g.local_display_name,
-            *_profile_names(g.profile),
-            str(g.profile.get("description") or ""),
+            (
+                g.local_display_name,
+                *_profile_names(g.profile),
+                str(g.profile.get("description") or ""),
+            )
+            if search is not None
+            else ()
         )
         if _chat_listed(
             ctx, "group", g.group_id, g.favorite, g.unread_chat, names, search, favorite, unread
@@ -232,8 +236,8 @@ def _chat_listed(
     favorite: bool,
     unread: bool,
 ) -> bool:
-    """The core's chat list filters: a search in the names; favorite, unread (marked
-    unread or with unread items), or either when both are asked."""
+    """The core's chat list filters: a search in the names (given only with a search);
+    favorite, unread (marked unread or with unread items), or either when both are asked."""
     if search is not None:
         return any(search in n.lower() for n in names)
     if not favorite and not unread:
