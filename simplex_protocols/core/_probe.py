@@ -113,8 +113,8 @@ _AFFECTS: Final = {
     Capability.SHORT_LINKS: "addresses without short links: no link data to read before connecting",
     Capability.ADDRESS_PQ_RATCHET: "addresses without ratchet keys cannot take Service RPC "
     "requests",
-    Capability.CUSTOM_DATA: "no custom data on chats (simplex-mcp keeps its control chat's "
-    "state there)",
+    Capability.CUSTOM_DATA: "no custom data on chats: simplex-mcp keeps its control chat's "
+    "state in its data folder instead",
     Capability.PREPARED_CHATS: "channels cannot be joined (direct=off), and a prepared chat "
     "does not record the SimpleX name it was found by (domain=)",
     Capability.SIMPLEX_NAMES: "SimpleX names cannot be resolved: targets must be links",
