@@ -65,17 +65,24 @@ class RecordingBackend:
     Args:
         inner: the backend that moves the frames.
         on_frame: called with each frame received (responses and events), as it arrives.
+        keep_frames: keep the frames received in :attr:`frames` (``False`` for long runs that
+            need only the commands).
 
     Attributes:
         commands: every command string sent, in order.
-        frames: every frame received, in order.
+        frames: every frame received, in order (empty without ``keep_frames``).
     """
 
     def __init__(
-        self, inner: CoreBackend, on_frame: Callable[[Mapping[str, Any]], None] | None = None
+        self,
+        inner: CoreBackend,
+        on_frame: Callable[[Mapping[str, Any]], None] | None = None,
+        *,
+        keep_frames: bool = True,
     ) -> None:
         self.inner = inner
         self.on_frame = on_frame
+        self.keep_frames = keep_frames
         self.commands: list[str] = []
         self.frames: list[JSON] = []
 
@@ -92,7 +99,8 @@ class RecordingBackend:
 
     async def receive_frame(self) -> dict[str, Any]:
         frame = await self.inner.receive_frame()
-        self.frames.append(frame)
+        if self.keep_frames:
+            self.frames.append(frame)
         if self.on_frame is not None:
             self.on_frame(frame)
         return frame

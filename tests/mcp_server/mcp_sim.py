@@ -412,7 +412,7 @@ async def agent_server(
     )
     crash_scope = anyio.CancelScope()
     finished = anyio.Event()
-    backend = RecordingBackend(network.backend(name))
+    backend = RecordingBackend(network.backend(name), keep_frames=False)
     async with anyio.create_task_group() as tg:
 
         async def run() -> None:
