@@ -18,7 +18,7 @@ from simplex_protocols.transports import Caller
 __all__ = ["caller_of"]
 
 #: The top-level packages of the SDKs whose contexts carry a caller.
-_SDKS: Final = frozenset({"mcp", "a2a"})
+_SDKS: Final = frozenset({"mcp", "a2a", "fastmcp"})
 
 
 def caller_of(context: object) -> Caller | None:
@@ -26,7 +26,8 @@ def caller_of(context: object) -> Caller | None:
 
     Args:
         context: what the SDK hands the handler. MCP: an ``MCPServer`` tool's ``Context``, or
-            a lowlevel handler's (or a middleware's) ``ServerRequestContext``. A2A: the
+            a lowlevel handler's (or a middleware's) ``ServerRequestContext``, or a FastMCP
+            tool's ``Context``. A2A: the
             ``RequestContext`` an ``AgentExecutor`` receives, or a ``ServerCallContext``.
 
     Returns:
@@ -37,7 +38,7 @@ def caller_of(context: object) -> Caller | None:
         request, and for any other object.
     """
     sdk = _sdk_of(context)
-    if sdk == "mcp":
+    if sdk in ("mcp", "fastmcp"):
         from ._mcp_context import mcp_caller_of
 
         return mcp_caller_of(context)

@@ -24,7 +24,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
 from mcp.server._otel import OpenTelemetryMiddleware
@@ -46,6 +46,7 @@ from mcp_types import (
     CLIENT_CAPABILITIES_META_KEY,
     CLIENT_INFO_META_KEY,
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     INVALID_REQUEST,
     PARSE_ERROR,
     PROTOCOL_VERSION_META_KEY,
@@ -65,6 +66,19 @@ from simplex_protocols.transports import Caller, Emit, EnvelopeOutcome
 
 from ._mcp_caller import is_final
 from ._mcp_context import ConversationRequired, caller_principal, is_marked_needs_conversation
+from ._mcp_fastmcp import lowlevel_server_of
+from ._mcp_pages import (
+    LIST_METHODS,
+    CursorError,
+    ItemTooLarge,
+    chat_measure,
+    decode_cursor,
+    next_page,
+    rpc_measure,
+)
+
+if TYPE_CHECKING:
+    from fastmcp import FastMCP
 
 __all__ = ["MCPBinding"]
 
@@ -78,6 +92,26 @@ _STREAMING_METHODS: Final = frozenset({"subscriptions/listen"})
 _MAX_REASON_CHARS: Final = 200
 
 CONVERSATION_REQUIRED: Final = "conversation_required"
+TOO_LARGE: Final = "too_large"
+
+#: The command a chat reply quotes is not known to the binding, only the request it carried;
+#: the command is taken to be up to twice the request's compact JSON and this many bytes more
+#: (the ``/_call [@member] mcp`` prefix, and the spaces of a caller who pretty-prints).
+_COMMAND_SLACK_BYTES: Final = 256
+
+
+class _ResponseTooLarge(Exception):
+    """Over Service RPC: the response cannot be made to fit (MCP-MSG-7, too_large)."""
+
+
+def _quoted_command(prepared: _Prepared) -> str:
+    """A text at least as large as the ``/_call`` command a reply to ``prepared`` quotes."""
+    request: dict[str, Any] = {"jsonrpc": "2.0", "id": prepared.request_id}
+    request["method"] = prepared.method
+    if prepared.params is not None:
+        request["params"] = prepared.params
+    text = _wire.dumps(request)
+    return text + " " * (len(text) + _COMMAND_SLACK_BYTES)
 
 
 def _error(
@@ -188,7 +222,8 @@ class MCPBinding:
     """Serve an MCP server built with the ``mcp`` SDK over the SimpleX transports.
 
     Args:
-        server: an ``MCPServer`` (tool decorators and all) or a lowlevel ``Server``.
+        server: an ``MCPServer`` (tool decorators and all), a lowlevel ``Server``, or a
+            ``fastmcp.FastMCP`` server (fastmcp 4.x, extra ``simplex-protocols[fastmcp]``).
         versions: the MCP revisions to serve and declare, in order of preference; by default
             every per-request-envelope revision the SDK serves, newest first (today
             ``("2026-07-28",)``). Each must be one of ``MODERN_PROTOCOL_VERSIONS``.
@@ -214,13 +249,14 @@ class MCPBinding:
             ...  # the transports call binding.handle_chat / binding.handle_rpc
 
     Raises:
-        TypeError: ``server`` is not an SDK server.
+        BindingConfigError: ``server`` is of none of those kinds (``unsupported_server``; also
+            a ``TypeError``).
         ValueError: a revision is not served by the SDK, or a key is shorter than 32 bytes.
     """
 
     def __init__(
         self,
-        server: MCPServer[Any] | Server[Any],
+        server: MCPServer[Any] | Server[Any] | FastMCP[Any],
         *,
         versions: Iterable[str] | None = None,
         request_state_keys: Sequence[bytes | str] | None = None,
@@ -229,17 +265,11 @@ class MCPBinding:
         telemetry: bool = True,
         clock: Clock | None = None,
     ) -> None:
-        if isinstance(server, MCPServer):
-            # The SDK unwraps an MCPServer the same way (mcp/client/_memory.py).
-            self._mcp_server: MCPServer[Any] | None = server
-            self._server: Server[Any] = server._lowlevel_server
-        elif isinstance(server, Server):
-            self._mcp_server = None
-            self._server = server
-        else:
-            raise TypeError(
-                f"MCPBinding serves an mcp SDK MCPServer or Server, not {type(server).__name__}"
-            )
+        # An MCPServer or a FastMCP server is served through its lowlevel server; any other
+        # kind is a BindingConfigError that names the kinds served (_mcp_fastmcp).
+        self._server: Server[Any]
+        self._mcp_server: MCPServer[Any] | None
+        self._server, self._mcp_server = lowlevel_server_of(server)
         self._versions = _served_versions(versions)
         self._conversation_tools = frozenset(conversation_tools)
         self._clock: Clock = clock if clock is not None else SystemClock()
@@ -383,7 +413,7 @@ class MCPBinding:
         answer: dict[str, Any] | EnvelopeOutcome | None = None
         if isinstance(self._clock, SystemClock):
             with anyio.move_on_after(budget_s):
-                answer = await self._call_rpc(prepared, dctx)
+                answer = await self._call_rpc(prepared, dctx, caller)
         else:
             # Another clock (a ManualClock in tests): a watchdog sleeps on it.
             async def watchdog(scope: anyio.CancelScope) -> None:
@@ -392,7 +422,7 @@ class MCPBinding:
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(watchdog, tg.cancel_scope)
-                answer = await self._call_rpc(prepared, dctx)
+                answer = await self._call_rpc(prepared, dctx, caller)
                 tg.cancel_scope.cancel()
         if answer is None:
             # The call could not finish inside the Service RPC response window: it is
@@ -503,27 +533,28 @@ class MCPBinding:
         )
 
     async def _call(
-        self, prepared: _Prepared, dctx: _DispatchContext, *, rpc: bool
+        self, prepared: _Prepared, dctx: _DispatchContext, caller: Caller, *, rpc: bool
     ) -> dict[str, Any]:
-        """``serve_one`` and the SDK's error mapping: the JSON-RPC response (MCP-MSG-2)."""
-        route = prepared.route
-        connection = Connection.from_envelope(
-            route.protocol_version, route.client_info, route.client_capabilities
-        )
+        """``serve_one`` and the SDK's error mapping: the JSON-RPC response (MCP-MSG-2).
+
+        Raises:
+            ConversationRequired: over Service RPC, the tool needs a conversation (MCP-MSG-8).
+            _ResponseTooLarge: over Service RPC, a list item fits in no page (MCP-MSG-7).
+        """
         try:
-            result = await serve_one(
-                self._server,
-                dctx,
-                prepared.method,
-                prepared.params,
-                connection=connection,
-                lifespan_state=self._lifespan_state,
-            )
+            if prepared.method in LIST_METHODS:
+                return await self._list_page(prepared, dctx, caller, rpc=rpc)
+            result = await self._serve(prepared, dctx, prepared.params)
         except ConversationRequired:
             if rpc:
                 raise
             error = modern_error_data(ConversationRequired())
             return _error(prepared.request_id, error.code, error.message, error.data)
+        except _ResponseTooLarge:
+            raise
+        except CursorError as exc:
+            # MCP "Pagination": "Invalid cursors SHOULD result in an error with code -32602".
+            return _error(prepared.request_id, INVALID_PARAMS, "Invalid cursor", exc.reason)
         except Exception as exc:
             error = modern_error_data(exc)
             return _error(prepared.request_id, error.code, error.message, error.data)
@@ -532,14 +563,80 @@ class MCPBinding:
         # MCP-MSG-4: the response has the request's id.
         return {"jsonrpc": "2.0", "id": prepared.request_id, "result": result}
 
+    async def _serve(
+        self, prepared: _Prepared, dctx: _DispatchContext, params: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """One ``serve_one`` of the request's method with ``params``, on a fresh connection."""
+        route = prepared.route
+        connection = Connection.from_envelope(
+            route.protocol_version, route.client_info, route.client_capabilities
+        )
+        return await serve_one(
+            self._server,
+            dctx,
+            prepared.method,
+            params,
+            connection=connection,
+            lifespan_state=self._lifespan_state,
+        )
+
+    async def _list_page(
+        self, prepared: _Prepared, dctx: _DispatchContext, caller: Caller, *, rpc: bool
+    ) -> dict[str, Any]:
+        """A page of a list method that fits the transport the request came on (_mcp_pages).
+
+        Raises:
+            CursorError: the ``cursor`` param is not one of ours, or points past the list.
+            _ResponseTooLarge: over Service RPC, the next item fits in no page.
+        """
+        params = dict(prepared.params or {})
+        # A null cursor is the first page, as the SDK's own request models read it.
+        given = params.pop("cursor", None)
+        cursor = decode_cursor(given, prepared.method) if given is not None else None
+
+        async def fetch(upstream: str | None) -> dict[str, Any]:
+            # The server sees its own cursor, never ours.
+            asked = params if upstream is None else {**params, "cursor": upstream}
+            return await self._serve(prepared, dctx, asked)
+
+        if rpc:
+            measure = rpc_measure()
+        else:
+            measure = chat_measure(_quoted_command(prepared), in_group=caller.in_group)
+        page = await next_page(
+            prepared.method,
+            cursor,
+            request_id=prepared.request_id,
+            fetch=fetch,
+            measure=measure,
+        )
+        if isinstance(page, ItemTooLarge):
+            logger.info(
+                "an item of %s takes %d bytes on its own, over the %s limit of %d",
+                prepared.method,
+                page.size,
+                measure.transport,
+                page.limit,
+            )
+            if rpc:
+                raise _ResponseTooLarge
+            # MCP-MSG-7: in a conversation, "a response above the size limit is replaced with
+            # a JSON-RPC error with code -32603".
+            return oversize_error({"id": prepared.request_id})
+        return page.response
+
     async def _call_rpc(
-        self, prepared: _Prepared, dctx: _DispatchContext
+        self, prepared: _Prepared, dctx: _DispatchContext, caller: Caller
     ) -> dict[str, Any] | EnvelopeOutcome:
         try:
-            return await self._call(prepared, dctx, rpc=True)
+            return await self._call(prepared, dctx, caller, rpc=True)
         except ConversationRequired as exc:
             # MCP-MSG-8: the tool said so while it ran (require_conversation).
             return EnvelopeOutcome(CONVERSATION_REQUIRED, exc.reason)
+        except _ResponseTooLarge:
+            # MCP-MSG-7, RPC-ERR-7: over Service RPC, a response above the size limit is
+            # replaced "with the envelope error too_large".
+            return EnvelopeOutcome(TOO_LARGE, "a list item is larger than a Service RPC response")
 
     def _discover_result(self, result: dict[str, Any]) -> dict[str, Any]:
         # MCP-CAP-2: server/discover reports the revisions this binding serves and declares
@@ -560,7 +657,7 @@ class MCPBinding:
             entry = _InFlight(scope, dctx)
             self._in_flight.setdefault(key, []).append(entry)
             try:
-                response = await self._call(prepared, dctx, rpc=False)
+                response = await self._call(prepared, dctx, caller, rpc=False)
             finally:
                 entries = self._in_flight.get(key, [])
                 if entry in entries:

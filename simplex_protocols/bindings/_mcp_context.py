@@ -27,6 +27,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.request_state import authenticated_principal
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR
+from starlette.requests import Request
 
 from simplex_protocols.transports import Caller, TransportKind
 
@@ -37,6 +38,9 @@ __all__ = [
     "needs_conversation",
     "require_conversation",
 ]
+
+#: The attribute of the request a FastMCP server sees (``_mcp_fastmcp``) that keeps the caller.
+CALLER_ATTR: Final = "simplex_caller"
 
 #: The attribute :func:`needs_conversation` sets on a tool function.
 NEEDS_CONVERSATION_ATTR: Final = "__simplex_needs_conversation__"
@@ -64,8 +68,9 @@ class ConversationRequired(MCPError):
 def mcp_caller_of(ctx: Any) -> Caller | None:
     """:func:`~simplex_protocols.bindings.caller_of` for an MCP context.
 
-    ``ctx`` is an ``MCPServer`` tool's ``Context`` or a ``ServerRequestContext``; anything
-    else, a request that did not come through the binding, or no request at all gives ``None``.
+    ``ctx`` is an ``MCPServer`` tool's ``Context``, a ``ServerRequestContext`` or a FastMCP
+    tool's ``Context``; a request that did not come through the binding, or no request at all
+    gives ``None``.
     """
     request_context: Any
     if isinstance(ctx, Context):
@@ -73,12 +78,21 @@ def mcp_caller_of(ctx: Any) -> Caller | None:
             request_context = ctx.request_context
         except ValueError:  # outside a request
             return None
-    else:
+    elif isinstance(ctx, ServerRequestContext):
         request_context = ctx
+    else:
+        # A FastMCP Context: its request context (None outside a request) has the same slot.
+        return _request_caller(getattr(getattr(ctx, "request_context", None), "request", None))
     if not isinstance(request_context, ServerRequestContext):
         return None
-    caller = request_context.request
-    return caller if isinstance(caller, Caller) else None
+    return _request_caller(request_context.request)
+
+
+def _request_caller(request: object) -> Caller | None:
+    """The binding's caller in the request slot: itself, or kept by a FastMCP server's request."""
+    if isinstance(request, Request):
+        request = getattr(request, CALLER_ATTR, None)
+    return request if isinstance(request, Caller) else None
 
 
 def needs_conversation(fn: _F) -> _F:

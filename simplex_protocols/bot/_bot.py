@@ -62,6 +62,7 @@ from ._state import DataFolder, default_data_folder
 if TYPE_CHECKING:
     from a2a.server.agent_execution import AgentExecutor
     from a2a.types.a2a_pb2 import AgentCard
+    from fastmcp import FastMCP
     from mcp.server.lowlevel import Server
     from mcp.server.mcpserver import MCPServer
 
@@ -153,8 +154,9 @@ class ResponderBot:
 
     Args:
         display_name: the profile's display name (also the name callers mention in groups).
-        mcp: an MCP server built with the ``mcp`` SDK (``MCPServer`` or lowlevel ``Server``),
-            or an :class:`~simplex_protocols.bindings.mcp.MCPBinding` configured by hand (its
+        mcp: an MCP server built with the ``mcp`` SDK (``MCPServer`` or lowlevel ``Server``)
+            or with ``fastmcp`` 4.x (``FastMCP``, extra ``simplex-protocols[fastmcp]``), or an
+            :class:`~simplex_protocols.bindings.mcp.MCPBinding` configured by hand (its
             ``requestState`` keys are then its own).
         a2a: an ``a2a-sdk`` ``AgentExecutor``, or an
             :class:`~simplex_protocols.bindings.a2a.A2ABinding` configured by hand (its task
@@ -203,13 +205,15 @@ class ResponderBot:
             ``serves`` not a list of peer types (``bad_serves``), a command menu that lists
             ``/_call`` (``bad_commands``), an ``agent_card`` without ``a2a``
             (``bad_setting``).
+        BindingConfigError: ``mcp`` is a server of a kind the MCP binding does not serve
+            (``unsupported_server``; the message names the kinds it serves).
     """
 
     def __init__(
         self,
         *,
         display_name: str,
-        mcp: MCPServer[Any] | Server[Any] | MCPBinding | None = None,
+        mcp: MCPServer[Any] | Server[Any] | FastMCP[Any] | MCPBinding | None = None,
         a2a: AgentExecutor | A2ABinding | None = None,
         agent_card: AgentCard | None = None,
         peer_type: Literal["bot", "agent"] = "bot",
@@ -239,6 +243,12 @@ class ResponderBot:
                 code="nothing_served",
                 argument="mcp",
             )
+        if mcp is not None and not isinstance(mcp, Binding):
+            # Refused here, not when the bot starts: a server of a kind the MCP binding cannot
+            # serve (BindingConfigError naming the kinds it serves).
+            from simplex_protocols.bindings._mcp_fastmcp import check_server_kind
+
+            check_server_kind(mcp)
         if agent_card is not None and a2a is None:
             raise BotConfigError(
                 "an Agent Card goes with an A2A agent (a2a=...)",

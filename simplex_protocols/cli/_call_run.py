@@ -40,6 +40,7 @@ from simplex_protocols.errors import (
     ConversationRequiredError,
     CoreError,
     LinkError,
+    TooLargeError,
 )
 from simplex_protocols.links import LinkKind, parse_simplex_link, parse_simplex_target
 from simplex_protocols.rpc import KeyStore
@@ -47,6 +48,7 @@ from simplex_protocols.rpc import KeyStore
 from ._call_args import CLIError, ExitCode, parse_call_arguments
 from ._call_console import Console
 from ._call_errors import Failure, exit_for_jsonrpc_error, failure_of
+from ._call_pages import follows_pages, join_pages, with_cursor
 from ._call_render import render_a2a, render_discovery, render_mcp, render_plan
 from ._call_session import Environment, Session, key_folder, link_data_of, open_session
 
@@ -372,6 +374,8 @@ class CallOutcome:
     response: Mapping[str, Any] | None = None
     exit_code: ExitCode = ExitCode.OK
     failure: Failure | None = None
+    #: For a list read to its end (``nextCursor`` followed): how many pages it took.
+    pages: int | None = None
 
     def messages(self) -> list[Mapping[str, Any]]:
         """Every protocol message of the answer, in order (the response last)."""
@@ -400,6 +404,8 @@ class CallOutcome:
                 for r in self.replies
             ]
         out["response"] = self.response
+        if self.pages is not None:
+            out["pages"] = self.pages
         if self.failure is not None:
             out["error"] = self.failure.to_json()
         out["notes"] = list(notes)
@@ -609,7 +615,8 @@ async def perform_call(
 
     Over Service RPC, an answer ``conversation_required`` is followed by the same call in a
     conversation when ``chat_allowed`` (the target declares chat and ``--transport auto``):
-    the spec lets a requester do so (RPC-ERR-9).
+    the spec lets a requester do so (RPC-ERR-9). So is ``too_large``, once: a conversation
+    carries a larger answer than Service RPC (MCP-MSG-7).
 
     Raises:
         Exceptions of the transports; :func:`failure_of` maps each to an exit status.
@@ -631,13 +638,20 @@ async def perform_call(
                     sign=spec.signed,
                     max_retry_after_s=int(wait_s),
                 )
-        except ConversationRequiredError:
+        except (ConversationRequiredError, TooLargeError) as refused:
             if not chat_allowed or rebuild_for_chat is None:
                 raise
-            console.note(
-                f"{who} answered conversation_required over Service RPC; calling in a "
-                "conversation instead (RPC-ERR-9)"
-            )
+            if isinstance(refused, TooLargeError):
+                # MCP-MSG-7: too_large over Service RPC; a conversation carries more.
+                console.note(
+                    f"{who} answered too_large over Service RPC; calling in a conversation "
+                    "instead, where a message carries more"
+                )
+            else:
+                console.note(
+                    f"{who} answered conversation_required over Service RPC; calling in a "
+                    "conversation instead (RPC-ERR-9)"
+                )
             spec.transport = "chat"
             spec.request = rebuild_for_chat()
             spec.signed = False
@@ -710,7 +724,7 @@ def render_call(outcome: CallOutcome, console: Console) -> None:
             console.line(f"  {Console.compact(shown)}")
     render = render_mcp if spec.protocol == "mcp" else render_a2a
     method = str(spec.request.get("method", spec.method))
-    if spec.transport == "chat":
+    if spec.transport == "chat" and (outcome.pages or 1) == 1:
         for reply in outcome.replies:
             if reply.message is None:
                 console.line(f"← text: {reply.text}")
@@ -914,7 +928,8 @@ async def _call(
                 return chat_request
             return request
 
-        return await perform_call(
+        chat_allowed = options.transport == "auto" and declared is not None and declared.chat
+        outcome = await perform_call(
             session,
             plan,
             spec,
@@ -922,8 +937,82 @@ async def _call(
             wait_s=options.timeout,
             key_store=key_store,
             rebuild_for_chat=for_chat,
-            chat_allowed=options.transport == "auto" and declared is not None and declared.chat,
+            chat_allowed=chat_allowed,
         )
+        if outcome.exit_code is not ExitCode.OK or not follows_pages(protocol, spec.request):
+            return outcome
+        return await _follow_pages(
+            session,
+            outcome,
+            console,
+            wait_s=options.timeout,
+            key_store=key_store,
+            for_chat=for_chat,
+            chat_allowed=chat_allowed,
+        )
+
+
+async def _follow_pages(
+    session: Session,
+    first: CallOutcome,
+    console: Console,
+    *,
+    wait_s: float,
+    key_store: KeyStore | None,
+    for_chat: Callable[[], dict[str, Any]],
+    chat_allowed: bool,
+) -> CallOutcome:
+    """Read an MCP list to its end: each following page asked for with the cursor of the one
+    before, on the transport the first page came on (a conversation, once a Service RPC page
+    was answered ``too_large`` and the call moved there).
+
+    Returns:
+        One outcome with the pages joined into one response; or, when a page fails, that
+        page's outcome (with a note saying which page it was).
+    """
+    spec = first.spec
+    replies = list(first.replies)
+    failed: list[CallOutcome] = []
+
+    async def ask(cursor: str, number: int) -> Mapping[str, Any] | None:
+        page_spec = CallSpec(
+            spec.protocol,
+            spec.method,
+            with_cursor(spec.request, cursor),
+            spec.version,
+            spec.transport,
+            spec.signed,
+            spec.one_shot,
+        )
+        outcome = await perform_call(
+            session,
+            first.plan,
+            page_spec,
+            console,
+            wait_s=wait_s,
+            key_store=key_store,
+            rebuild_for_chat=lambda: with_cursor(for_chat(), cursor),
+            chat_allowed=chat_allowed,
+        )
+        if page_spec.transport != spec.transport:
+            # The page moved to a conversation: so do the pages after it.
+            spec.transport, spec.signed = page_spec.transport, page_spec.signed
+            spec.request = for_chat()
+        replies.extend(outcome.replies)
+        if outcome.exit_code is not ExitCode.OK or outcome.response is None:
+            console.note(f"page {number} of {spec.method} failed")
+            failed.append(outcome)
+            return None
+        return outcome.response
+
+    assert first.response is not None
+    joined, pages = await join_pages(spec.method, first.response, ask)
+    if failed:
+        failed[0].pages = pages
+        return failed[0]
+    outcome = CallOutcome(spec, first.plan, replies=replies, response=joined, pages=pages)
+    outcome.exit_code = answer_status(spec.protocol, spec.method, joined)
+    return outcome
 
 
 async def _rpc_or_chat(
