@@ -11,6 +11,7 @@ from conformance._model import Outcome
 from ._context import Answer, CheckContext
 from ._probes import (
     A2A_URI,
+    UNSERVED_A2A_VERSION,
     a2a_request,
     describe,
     error_code,
@@ -25,7 +26,7 @@ from ._session import Reply
 JSON = dict[str, Any]
 
 _A2A = ("a2a",)
-_UNSERVED_VERSION = "9.9"
+
 #: A2A's error codes (its JSON-RPC binding).
 TASK_NOT_FOUND = -32001
 PUSH_NOT_SUPPORTED = -32003
@@ -67,15 +68,19 @@ def _addresses(ctx: CheckContext) -> set[str]:
 @check(
     "a2a.extended-card",
     "GetExtendedAgentCard returns the card with the SimpleX interface",
-    ("A2A-CARD-2", "A2A-ID-2"),
+    ("A2A-CARD-2", "A2A-ID-2", "A2A-RPC-4"),
     protocols=_A2A,
 )
 async def extended_card(ctx: CheckContext) -> Outcome:
     answer = await ctx.call(a2a_request(ctx, "GetExtendedAgentCard", {}))
-    if ctx.transport == "rpc" and answer.envelope_error == "conversation_required":
-        return ctx.acceptable(
-            "AMB-2", "GetExtendedAgentCard over Service RPC: conversation_required"
-        )
+    if ctx.transport == "rpc":
+        # A2A-RPC-4: over Service RPC only the one-shot SendMessage is served (AMB-2, reading
+        # B); a bot that answers the card there takes reading A, which is acceptable.
+        if answer.envelope_error == "conversation_required":
+            return ctx.passed("GetExtendedAgentCard over Service RPC: conversation_required")
+        if result_of(answer.message) is not None:
+            return ctx.acceptable("AMB-2", "GetExtendedAgentCard answered over Service RPC")
+        return ctx.breach(f"expected conversation_required, got {describe(answer)}")
     card = result_of(answer.message)
     if card is None:
         return ctx.breach(f"GetExtendedAgentCard got {describe(answer)}")
@@ -139,7 +144,7 @@ def _version_outcome(ctx: CheckContext, answer: Answer, *, missing: bool) -> Out
     if "result" in message:
         # GetExtendedAgentCard is a method of A2A 1.x (A2A 0.3 has another name for it), so a
         # result means the request was served as a version it did not ask for.
-        what = "no A2A-Version" if missing else f"A2A-Version {_UNSERVED_VERSION}"
+        what = "no A2A-Version" if missing else f"A2A-Version {UNSERVED_A2A_VERSION}"
         return ctx.breach(f"a request with {what} was served")
     return ctx.breach(f"expected VersionNotSupportedError, got {describe(answer)}")
 
@@ -152,7 +157,7 @@ def _version_outcome(ctx: CheckContext, answer: Answer, *, missing: bool) -> Out
     protocols=_A2A,
 )
 async def unserved_version(ctx: CheckContext) -> Outcome:
-    request = a2a_request(ctx, "GetExtendedAgentCard", {}, version=_UNSERVED_VERSION)
+    request = a2a_request(ctx, "GetExtendedAgentCard", {}, version=UNSERVED_A2A_VERSION)
     return _version_outcome(ctx, await ctx.call(request), missing=False)
 
 
@@ -183,21 +188,26 @@ async def missing_version(ctx: CheckContext) -> Outcome:
 async def unserved_version_rpc(ctx: CheckContext) -> Outcome:
     await needs_a2a_fixture(ctx)
     params = send_message_params(f"tck-complete-{ctx.next_id()}", "version probe")
-    request = a2a_request(ctx, "SendMessage", params, version=_UNSERVED_VERSION)
+    request = a2a_request(ctx, "SendMessage", params, version=UNSERVED_A2A_VERSION)
     return _version_outcome(ctx, await ctx.call(request), missing=False)
 
 
 @check(
     "a2a.push-not-supported",
     "Push notification config methods get PushNotificationNotSupportedError",
-    ("A2A-PUSH-1",),
+    ("A2A-PUSH-1", "A2A-RPC-4"),
     protocols=_A2A,
 )
 async def push_not_supported(ctx: CheckContext) -> Outcome:
     params = {"taskId": random_task_id(ctx), "id": "conformance"}
     answer = await ctx.call(a2a_request(ctx, "GetTaskPushNotificationConfig", params))
-    if ctx.transport == "rpc" and answer.envelope_error == "conversation_required":
-        return ctx.acceptable("AMB-2", "a push method over Service RPC: conversation_required")
+    if ctx.transport == "rpc":
+        # A2A-RPC-4 (AMB-2, reading B); answering -32003 there is reading A, acceptable
+        if answer.envelope_error == "conversation_required":
+            return ctx.passed("a push method over Service RPC: conversation_required")
+        if error_code(answer.message) == PUSH_NOT_SUPPORTED:
+            return ctx.acceptable("AMB-2", "a push method answered -32003 over Service RPC")
+        return ctx.breach(f"expected conversation_required, got {describe(answer)}")
     if error_code(answer.message) == PUSH_NOT_SUPPORTED:
         return ctx.passed("PushNotificationNotSupportedError (-32003)")
     return ctx.breach(f"expected -32003, got {describe(answer)}")

@@ -101,6 +101,10 @@ def a2a_request(
     return request
 
 
+#: An A2A version no bot serves: a request with it gets VersionNotSupportedError (A2A-SP-4).
+UNSERVED_A2A_VERSION: Final = "9.9"
+
+
 def send_message_params(
     message_id: str,
     text: str,

@@ -61,7 +61,6 @@ from ._a2a_store import MAX_ID_CHARS, StoreParts, open_store
 from ._a2a_wire import (
     A2A_PROTOCOL,
     DEFAULT_A2A_VERSION,
-    PUSH_NOTIFICATION_METHODS,
     STREAMING_METHODS,
     ServiceParameterProblem,
     ends_stream,
@@ -727,10 +726,10 @@ class A2ABinding:
           Such a task belongs to no caller (AMB-23): no later request reaches it.
         - A task not finished within ``budget_s`` is cancelled and answered
           ``conversation_required`` (A2A-RPC-3).
-        - GetExtendedAgentCard and the push notification methods are answered as in a
-          conversation (AMB-2, reading A).
-        - Every other request, the streaming methods included, is answered
-          ``conversation_required`` (A2A-RPC-4, A2A-STR-6); so is a notification (AMB-30).
+        - Every other request, GetExtendedAgentCard, the push notification methods and the
+          streaming methods included, is answered ``conversation_required`` (A2A-RPC-4,
+          A2A-STR-6; AMB-2, reading B: the section serves the one-shot SendMessage alone and
+          names no exception); so is a notification (AMB-30).
         - A request that is not a JSON-RPC request gets the JSON-RPC error (AMB-28, A).
         """
         await self.open()
@@ -744,7 +743,6 @@ class A2ABinding:
                 InvalidRequestError(message="Not a JSON-RPC 2.0 request with a method and an id"),
             )
         method = request["method"]
-        owner = f"rpc-oneshot:{secrets.token_hex(16)}"
         if method == "SendMessage":
             if not self._is_one_shot(request):
                 return EnvelopeOutcome(
@@ -752,16 +750,8 @@ class A2ABinding:
                     "only a one-shot SendMessage (no contextId, taskId or returnImmediately) "
                     "is served over Service RPC",
                 )
+            owner = f"rpc-oneshot:{secrets.token_hex(16)}"
             return await self._one_shot(request, caller, owner, budget_s)
-        if method == "GetExtendedAgentCard" or method in PUSH_NOTIFICATION_METHODS:
-            prepared = self._prepare(request, caller, owner)
-            if isinstance(prepared, dict):
-                return prepared
-            answer = await self._dispatch(*prepared)
-            if isinstance(answer, dict):
-                return answer
-            await answer.aclose()  # these methods never stream
-            return EnvelopeOutcome("internal")
         what = "a streaming method" if method in STREAMING_METHODS else f"{method}"
         return EnvelopeOutcome("conversation_required", f"{what} needs a conversation")
 

@@ -103,6 +103,10 @@ async def test_a2a_rpc_1_send_message_that_is_not_one_shot_needs_a_conversation(
         call("ListTasks", {}),
         call("CancelTask", {"id": "t-1"}),
         call("NoSuchMethod", {}),
+        # AMB-2, reading B: the card and the push methods are no exception
+        call("GetExtendedAgentCard", {}),
+        call("ListTaskPushNotificationConfigs", {"taskId": "t"}),
+        call("CreateTaskPushNotificationConfig", {"taskId": "t", "url": "https://x.test/p"}),
     ],
 )
 async def test_a2a_rpc_4_other_requests_need_a_conversation(request_: dict[str, Any]) -> None:
@@ -111,14 +115,14 @@ async def test_a2a_rpc_4_other_requests_need_a_conversation(request_: dict[str, 
         assert executor.callers == []
 
 
-@pytest.mark.requirement("A2A-CARD-2", "A2A-PUSH-1")
-async def test_amb_2_card_and_push_methods_answered_over_service_rpc() -> None:
-    async with served(address="https://simplex.chat/a#x") as (binding, _):
+@pytest.mark.requirement("A2A-RPC-4", "A2A-CARD-2", "A2A-PUSH-1")
+async def test_amb_2_card_and_push_methods_are_answered_in_a_conversation_only() -> None:
+    async with served(address="https://simplex.chat/a#x") as (binding, executor):
         card = await rpc(binding, call("GetExtendedAgentCard", {}, rid=4))
-        assert isinstance(card, dict) and card["id"] == 4
-        assert card["result"]["supportedInterfaces"][0]["url"] == "https://simplex.chat/a#x"
+        assert conversation_required(card)
         push = await rpc(binding, call("ListTaskPushNotificationConfigs", {"taskId": "t"}, rid=5))
-        assert isinstance(push, dict) and push["error"]["code"] == -32003
+        assert conversation_required(push)
+        assert executor.callers == []
 
 
 async def test_version_checked_over_service_rpc_too() -> None:

@@ -19,7 +19,7 @@ from simplex_protocols.bindings.a2a import (
     stream_item_state,
 )
 from simplex_protocols.bot import ResponderBot
-from simplex_protocols.errors import BotConfigError
+from simplex_protocols.errors import BotConfigError, ConversationRequiredError
 from simplex_protocols.rpc import SigningKey
 
 from .botkit import EchoAgent, World, echo_card
@@ -114,7 +114,9 @@ async def test_the_agent_card_lists_the_simplex_interface(tmp_path: Path) -> Non
             contact = await alice.connect(bot.address)
             request = build_a2a_request("GetExtendedAgentCard", {}, request_id=3)
             answered = await alice.chat.call(contact, "a2a", request, final=final(request))
-            over_rpc = await alice.rpc.request(bot.address, "a2a", request, signing_key=key)
+            # A2A-RPC-4 (AMB-2, reading B): over Service RPC the card needs a conversation
+            with pytest.raises(ConversationRequiredError):
+                await alice.rpc.request(bot.address, "a2a", request, signing_key=key)
             address = bot.address
     assert before.value.code == "not_running"
     assert card["name"] == "Acme echo"
@@ -126,8 +128,6 @@ async def test_the_agent_card_lists_the_simplex_interface(tmp_path: Path) -> Non
     final_card = answered.answers[0].final
     assert final_card is not None
     assert final_card["result"]["supportedInterfaces"] == card["supportedInterfaces"]
-    assert isinstance(over_rpc, dict)
-    assert over_rpc["result"]["supportedInterfaces"] == card["supportedInterfaces"]
 
 
 async def test_without_a_card_one_is_made_from_the_profile(tmp_path: Path) -> None:
