@@ -41,8 +41,8 @@ CALL_PREFIX: Final = "/_call"
 # does not take goes to the careful reader below, which finds and names the problem; so the
 # expression may only accept texts the careful reader accepts with the same result.
 _FAST: Final = re.compile(
-    r"/_call +(?:@('[^'\x00-\x1f\x7f]+'|[^\s'#@\x00-\x1f\x7f][^\s\x00-\x1f\x7f]*) +)?"
-    r"([a-z0-9-]+) +(?=\{)"
+    r"/_call (?:@('[^'\x00-\x1f\x7f]+'|[^\s'#@\x00-\x1f\x7f][^\s\x00-\x1f\x7f]*) )?"
+    r"([a-z0-9-]+) (?=\{)"
 )
 
 _WIRE_CODES: Final = {
@@ -190,11 +190,22 @@ def _is_ascii_punctuation(ch: str) -> bool:
 
 
 def _skip_separator(text: str, i: int, what: str) -> int:
-    """Skip the spaces at ``text[i]``; the separator must be there and be only U+0020."""
+    """Skip the space at ``text[i]``: the separator is exactly one U+0020 (CALL-CMD-3; AMB-6,
+    reading A)."""
     n = len(text)
     start = i
-    while i < n and text[i] == " ":
+    if i < n and text[i] == " ":
         i += 1
+    if i < n and text[i] == " " and i > start:
+        if not text[i:].strip(" "):
+            return n  # only spaces to the end: the next part is missing, not misspaced
+        raise _error(
+            f"one space (U+0020) separates the parts of a command; found more {what}",
+            "bad_separator",
+            "CALL-CMD-3",
+            text,
+            i,
+        )
     if i < n and (text[i].isspace() or is_space(text[i])):
         raise _error(
             f"only spaces (U+0020) separate the parts of a command; found {text[i]!r} {what}",

@@ -128,8 +128,7 @@ PARSE_NOTES = {
         "description": "Whitespace inside the request object is JSON's own and is kept in request_text."
     },
     "ExtraSpaces": {
-        "description": "A run of spaces (U+0020) between parts. The spec says one space separates the parts (AMB-6).",
-        "acceptable": "Reading a run of spaces as one separator, or refusing it with bad_separator. We read it.",
+        "description": "A run of spaces (U+0020) between parts, where CALL-CMD-3 has one space (AMB-6, reading A).",
     },
     "TrailingWhitespace": {
         "description": "JSON whitespace after the request object.",
@@ -357,20 +356,6 @@ def parse_cases() -> list[dict[str, Any]]:
     )
     # -- acceptable
     acceptable(
-        "extra-spaces-between-parts",
-        cmd1,
-        '/_call   mcp  {"id":1}',
-        cmd("mcp", {"id": 1}, '{"id":1}'),
-        ["ExtraSpaces"],
-    )
-    acceptable(
-        "extra-spaces-around-mention",
-        [*cmd1, "CALL-CMD-4"],
-        "/_call  @bob   mcp {}",
-        cmd("mcp", {}, "{}", "bob"),
-        ["ExtraSpaces"],
-    )
-    acceptable(
         "trailing-newline", cmd1, "/_call mcp {}\n", cmd("mcp", {}, "{}\n"), ["TrailingWhitespace"]
     )
     acceptable(
@@ -446,6 +431,27 @@ def parse_cases() -> list[dict[str, Any]]:
         "/_call\tmcp {}",
         "bad_separator",
         flags=["BadSeparator"],
+    )
+    invalid(
+        "extra-spaces-between-parts",
+        ["CALL-CMD-3"],
+        '/_call   mcp  {"id":1}',
+        "bad_separator",
+        flags=["ExtraSpaces"],
+    )
+    invalid(
+        "two-spaces-before-the-request",
+        ["CALL-CMD-3"],
+        "/_call mcp  {}",
+        "bad_separator",
+        flags=["ExtraSpaces"],
+    )
+    invalid(
+        "extra-spaces-around-mention",
+        ["CALL-CMD-3", "CALL-CMD-4"],
+        "/_call  @bob   mcp {}",
+        "bad_separator",
+        flags=["ExtraSpaces"],
     )
     invalid(
         "newline-after-prefix",

@@ -64,9 +64,21 @@ def test_bare_name_with_an_inner_apostrophe_is_one_name() -> None:
 
 
 @pytest.mark.requirement("CALL-CMD-3")
-def test_runs_of_spaces_separate_parts_like_one_space() -> None:
-    command = parse_call_command('/_call   @bob    mcp  {"a":1}')
-    assert command == CallCommand("mcp", {"a": 1}, "bob", '{"a":1}')
+@pytest.mark.parametrize(
+    "text",
+    [
+        '/_call   @bob    mcp  {"a":1}',
+        '/_call  mcp {"a":1}',
+        '/_call mcp  {"a":1}',
+        '/_call @bob  mcp {"a":1}',
+        "/_call  @'Bob Smith' mcp {}",
+    ],
+)
+def test_a_run_of_spaces_between_parts_is_refused(text: str) -> None:
+    # AMB-6, reading A: one space separates the parts, as CALL-CMD-3 says
+    with pytest.raises(CallFramingError) as caught:
+        parse_call_command(text)
+    assert caught.value.code == "bad_separator"
 
 
 @pytest.mark.requirement("CALL-CMD-2")
