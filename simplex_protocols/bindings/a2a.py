@@ -13,6 +13,10 @@ Caller side: :func:`build_a2a_request`, :func:`build_send_message` and
 :func:`read_send_message_result`, :func:`read_task`, :func:`read_stream_item`,
 :func:`task_id_of` and :func:`text_of` read the answers.
 
+SDK client: :class:`SimplexA2ATransport` is a client transport of the ``a2a-sdk`` for the
+card's SimpleX interface; register :func:`simplex_transport_producer` with its
+``ClientFactory`` and the SDK's ``Client`` calls the agent over SimpleX.
+
 Agent Card: :func:`simplex_interface`, :func:`with_simplex_interface` and
 :func:`agent_card_json` (for a website's :data:`AGENT_CARD_WELL_KNOWN_PATH`).
 
@@ -40,6 +44,8 @@ from ._a2a_client import task_id_of as task_id_of
 from ._a2a_client import text_of as text_of
 from ._a2a_server import A2ABinding as A2ABinding
 from ._a2a_server import Authenticate as Authenticate
+from ._a2a_transport import SimplexA2ATransport as SimplexA2ATransport
+from ._a2a_transport import simplex_transport_producer as simplex_transport_producer
 from ._a2a_wire import A2A_BINDING_URI as A2A_BINDING_URI
 from ._a2a_wire import DEFAULT_A2A_VERSION as DEFAULT_A2A_VERSION
 from ._a2a_wire import STREAMING_METHODS as STREAMING_METHODS
@@ -56,6 +62,7 @@ __all__ = [
     "A2ABinding",
     "Authenticate",
     "RequestID",
+    "SimplexA2ATransport",
     "agent_card_json",
     "build_a2a_request",
     "build_send_message",
@@ -69,6 +76,7 @@ __all__ = [
     "read_stream_item",
     "read_task",
     "simplex_interface",
+    "simplex_transport_producer",
     "stream_item_state",
     "task_id_of",
     "text_of",

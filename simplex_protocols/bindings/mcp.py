@@ -7,7 +7,9 @@ authors use :func:`caller_of` (who is calling: the same function as
 :func:`require_conversation` (what cannot be served over Service RPC), and the bot keeps its
 ``requestState`` key with :func:`load_or_create_secret`.
 
-Caller side: :func:`build_request`, :func:`choose_revision`, :func:`is_final`,
+Caller side: :class:`SimplexTransport` is a client transport of the SDK, so
+``mcp.Client(SimplexTransport(link, core=...))`` calls a SimpleX bot with the SDK's own API.
+:func:`build_request`, :func:`choose_revision`, :func:`is_final`,
 :func:`read_response`, :func:`continue_request` and :func:`progress_of` work on plain JSON
 objects, without a server.
 
@@ -36,14 +38,18 @@ from ._mcp_context import caller_principal as caller_principal
 from ._mcp_context import needs_conversation as needs_conversation
 from ._mcp_context import require_conversation as require_conversation
 from ._mcp_secret import load_or_create_secret as load_or_create_secret
+from ._mcp_transport import SIMPLEX_ERROR_KEY as SIMPLEX_ERROR_KEY
+from ._mcp_transport import SimplexTransport as SimplexTransport
 
 __all__ = [
     "DEFAULT_REVISION",
+    "SIMPLEX_ERROR_KEY",
     "ConversationRequired",
     "MCPBinding",
     "MCPResponse",
     "MCPResponseError",
     "Progress",
+    "SimplexTransport",
     "build_request",
     "caller_of",
     "caller_principal",

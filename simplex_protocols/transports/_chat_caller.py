@@ -9,7 +9,7 @@ member that serves the protocol." The matching itself is the sans-IO
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -19,7 +19,9 @@ from simplex_protocols.chat_call import (
     CallTarget,
     Reply,
     ReplyCollector,
+    ReplyReceived,
     Sender,
+    TextReplyReceived,
     format_call_command,
 )
 from simplex_protocols.chat_call.advanced import message_size
@@ -243,6 +245,7 @@ class ChatCaller:
         expected_members: Iterable[int] | None = None,
         raise_on_timeout: bool = True,
         mentions_map: bool = False,
+        on_reply: Callable[[Reply], Awaitable[None]] | None = None,
     ) -> ChatCallResult:
         """Send ``/_call`` to a contact or a group and collect the replies that quote it.
 
@@ -267,6 +270,8 @@ class ChatCaller:
                 default: the core reads a one-line text that starts with ``/`` as a single
                 command and finds no mention in it, so it refuses a map (``invalidMention``);
                 see ``docs/transports.md``.
+            on_reply: awaited with each reply as it arrives (before the call returns), for
+                callers that show progress or stream items live.
 
         Returns:
             The replies, in arrival order and by sender. A broadcast returns when the wait
@@ -328,8 +333,11 @@ class ChatCaller:
                     items = event.get("chatItems")
                     for item in items if isinstance(items, list) else []:
                         collector.receive_item(item, self.clock.now())
-                    while collector.next_event() is not None:
-                        pass
+                    while (happened := collector.next_event()) is not None:
+                        if on_reply is not None and isinstance(
+                            happened, ReplyReceived | TextReplyReceived
+                        ):
+                            await on_reply(happened.reply)
                     if collector.state is not CallState.WAITING:
                         return
 
