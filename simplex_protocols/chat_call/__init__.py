@@ -55,6 +55,7 @@ from ._responder import CallDisposition as CallDisposition
 from ._responder import CallReply as CallReply
 from ._responder import IncomingCall as IncomingCall
 from ._responder import build_reply as build_reply
+from ._responder import build_unquoted_error as build_unquoted_error
 from ._responder import is_addressed_to as is_addressed_to
 from ._responder import triage_call as triage_call
 from ._size import check_message_size as check_message_size
@@ -81,6 +82,7 @@ __all__ = [
     "Sender",
     "TextReplyReceived",
     "build_reply",
+    "build_unquoted_error",
     "check_message_size",
     "fits_in_message",
     "format_call_command",

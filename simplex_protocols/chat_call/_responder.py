@@ -26,6 +26,7 @@ __all__ = [
     "CallReply",
     "IncomingCall",
     "build_reply",
+    "build_unquoted_error",
     "is_addressed_to",
     "triage_call",
 ]
@@ -130,23 +131,24 @@ class CallReply:
 
     Attributes:
         text: the reply's text.
-        quoted_item_id: the command's item ID; the reply quotes it (CALL-REP-1).
+        quoted_item_id: the command's item ID; the reply quotes it (CALL-REP-1). ``None``
+            only for the error that answers a command too long to be quoted (AMB-33).
         size: the message's encoded size as the core counts it, quote included.
         replaced: whether the original message was over the limit and this is the
             replacement (CALL-SIZE-3).
     """
 
     text: str
-    quoted_item_id: int
+    quoted_item_id: int | None
     size: int
     replaced: bool = False
 
     def composed_message(self) -> dict[str, Any]:
         """The ``ComposedMessage`` of the core's ``/_send ... json [...]`` for this reply."""
-        return {
-            "msgContent": {"type": "text", "text": self.text},
-            "quotedItemId": self.quoted_item_id,
-        }
+        composed: dict[str, Any] = {"msgContent": {"type": "text", "text": self.text}}
+        if self.quoted_item_id is not None:
+            composed["quotedItemId"] = self.quoted_item_id
+        return composed
 
 
 def _text_of(message: Mapping[str, Any] | str) -> str:
@@ -160,6 +162,26 @@ def _text_of(message: Mapping[str, Any] | str) -> str:
             code="reply_not_json",
             requirement="CALL-REP-2",
         ) from None
+
+
+def build_unquoted_error(error: Mapping[str, Any] | str, *, in_group: bool) -> CallReply:
+    """The binding's error for a command so long that no reply quoting it fits, as a message
+    that does not quote it (AMB-33).
+
+    The core carries the whole quoted content in a reply (``quoteContent``: no truncation),
+    while the spec says a reply carries a truncated quote and that a bot MUST answer each
+    ``/_call`` (CALL-BOT-1): a command over about 15.2 KB cannot be answered with a quote, so
+    it is answered without one, the error carrying the request's id.
+
+    Raises:
+        CallFormatError: ``reply_not_json``: the error cannot be written as JSON.
+        MessageTooLargeError: not even the error alone fits (it always does for MCP and A2A).
+    """
+    text = _text_of(error)
+    size = _wire.chat_message_size(text, in_group=in_group)
+    if size > MAX_CHAT_MESSAGE_BYTES:
+        raise MessageTooLargeError("reply", size, MAX_CHAT_MESSAGE_BYTES)
+    return CallReply(text, None, size, replaced=True)
 
 
 def build_reply(

@@ -24,7 +24,7 @@ from simplex_protocols.chat_call import (
     TextReplyReceived,
     format_call_command,
 )
-from simplex_protocols.chat_call.advanced import message_size
+from simplex_protocols.chat_call.advanced import message_size, reply_budget
 from simplex_protocols.core import ChatAPI, ChatCore, ChatRef, ContactRef, GroupRef, event_type
 from simplex_protocols.core import commands as cmds
 from simplex_protocols.errors import (
@@ -47,6 +47,10 @@ FinalRule = Binding | Callable[[Mapping[str, Any]], bool]
 
 #: Events a call's subscription holds while the command is being sent.
 _CALL_EVENT_BUFFER: Final = 10_000
+
+#: The reply text a command must leave room for beside its quote: a JSON-RPC error of a
+#: binding (-32603 and a short message) fits in it (AMB-33).
+MIN_ANSWER_BYTES: Final = 160
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +283,9 @@ class ChatCaller:
 
         Raises:
             MessageTooLargeError: the command is over the message limit; nothing was sent
-                (CALL-SIZE-1, CALL-SIZE-2). Also when the core refuses it as ``largeMsg``.
+                (CALL-SIZE-1, CALL-SIZE-2). Also when the core refuses it as ``largeMsg``, and
+                when it leaves no room for a reply that quotes it (``what`` is "the shortest
+                reply quoting this command"; AMB-33).
             CallFormatError: the command cannot be written (a bad protocol name, a request
                 that is not JSON), or the member is not in the group (``unknown_member``).
             CallTimeoutError: see ``raise_on_timeout``.
@@ -305,6 +311,15 @@ class ChatCaller:
             raise TypeError("chat is a ContactRef or a GroupRef")
         # CALL-SIZE-1/2: a command that is over the limit is refused before it is sent.
         text = format_call_command(protocol, request, member=mention)
+        # AMB-33: the core quotes a command whole in each reply, so a command that leaves no
+        # room for a short answer beside its quote could not be answered with one.
+        room = reply_budget(text, in_group=target.in_group)
+        if room < MIN_ANSWER_BYTES:
+            raise MessageTooLargeError(
+                "the shortest reply quoting this command",
+                MAX_CHAT_MESSAGE_BYTES - room + MIN_ANSWER_BYTES,
+                MAX_CHAT_MESSAGE_BYTES,
+            )
         mentions = {mention: member_id} if mentions_map and mention and member_id else None
         composed = cmds.composed_text(text, mentions=mentions)
         start = self.clock.now()

@@ -23,6 +23,7 @@ from simplex_protocols.chat_call import (
     CallReply,
     IncomingCall,
     build_reply,
+    build_unquoted_error,
     is_call_command,
     triage_call,
 )
@@ -396,11 +397,10 @@ class ChatResponder(EventResponder):
                 in_group=state.in_group,
                 oversize=binding.oversize_error,
             )
-        except MessageTooLargeError as exc:
-            # Even the binding's error does not fit beside the quoted command.
-            logger.error("cannot reply to a command: %s", exc)
-            state.unanswerable = True
-            state.ended = True
+        except MessageTooLargeError:
+            # Even the binding's error does not fit beside the quoted command: the core quotes
+            # it whole (AMB-33), so the error goes without the quote; CALL-BOT-1 still holds.
+            await self._answer_unquoted(state, message)
             return
         except CallFormatError:
             logger.error("the %s binding emitted a message that is not JSON", binding.name)
@@ -438,6 +438,28 @@ class ChatResponder(EventResponder):
             state.ended = True
         elif state.request is not None and binding.is_final(state.request, message):
             state.ended = True
+
+    async def _answer_unquoted(self, state: _Answering, message: Mapping[str, Any]) -> None:
+        """Send the binding's error for ``message`` without quoting the command (AMB-33)."""
+        state.ended = True
+        try:
+            reply = build_unquoted_error(
+                state.binding.oversize_error(message), in_group=state.in_group
+            )
+        except (MessageTooLargeError, CallFormatError) as exc:
+            logger.error("cannot reply to a command: %s", exc)
+            state.unanswerable = True
+            return
+        logger.warning(
+            "a command of %d characters is too long to be quoted in a reply; "
+            "its error is sent without the quote",
+            len(state.command_text),
+        )
+        if await self._send(state, reply) != "sent":
+            state.unanswerable = True
+            return
+        state.replies += 1
+        state.replaced = True
 
     async def _send(self, state: _Answering, reply: CallReply) -> str:
         """Send one reply whole (never cut by a cancellation).
