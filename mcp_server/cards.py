@@ -22,9 +22,9 @@ from .text import (
     error_md,
     fold,
     is_simplex_name,
-    is_valid_name,
-    mention_name,
+    mention_md,
     name_md,
+    parenthesized,
     text_lines_md,
 )
 
@@ -99,7 +99,7 @@ class Subject:
                 if is_simplex_name(self.simplex_name)
                 else code_span(fold(self.simplex_name))
             )
-            base += f" ({shown})"
+            base += " " + parenthesized(shown)
         return base
 
     def log_phrase(self) -> str:
@@ -266,7 +266,7 @@ def send_card(
         who = "my message" if reply_to.sender is None else name_md(reply_to.sender)
         body.append(f"replying to {who}: {code_span(fold(reply_to.text))}")
     if mentions:
-        body.append("mentioning " + ", ".join(_mention_md(name) for name in mentions))
+        body.append("mentioning " + ", ".join(mention_md(name) for name in mentions))
     return Card(
         want=f"I want to send a message to {phrase}{where}:",
         done=f"I sent a message to {phrase}{where}:",
@@ -276,17 +276,10 @@ def send_card(
     )
 
 
-def _mention_md(name: str) -> str:
-    folded = fold(name)
-    if is_valid_name(folded):
-        return "@" + mention_name(folded)
-    return code_span("@" + folded)
-
-
 def leave_card(n: int, subject: Subject, chat: str) -> Card:
     """The card of leave action ``n``: leave a group, business chat or channel; delete a contact."""
     verb, past = ("delete", "deleted") if chat.startswith("@") else ("leave", "left")
-    phrase = f"{subject.phrase(with_simplex_name=False)} ({chat})"
+    phrase = f"{subject.phrase(with_simplex_name=False)} {parenthesized(chat)}"
     return Card(
         want=f"I want to {verb} {phrase}.",
         done=f"I {past} {phrase}.",

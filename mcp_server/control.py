@@ -36,7 +36,7 @@ from simplex_protocols.core import (
 from simplex_protocols.errors import CoreError
 
 from .log import CORE_FAILURES, missing_in_response
-from .text import code_span, fold, is_valid_name, name_md, shell_quote
+from .text import code_span, fold, name_md, shell_quote, shows_bare
 
 __all__ = [
     "COMMANDS_HELP",
@@ -49,6 +49,7 @@ __all__ = [
     "CustomDataWrite",
     "ListEntry",
     "OwnerCommand",
+    "chat_time",
     "control_menu",
     "cut_line",
     "list_reply",
@@ -83,6 +84,34 @@ def control_menu() -> list[dict[str, str]]:
 def utc_minutes(wall: float) -> str:
     """``2026-10-18 09:15 UTC``."""
     return dt.datetime.fromtimestamp(wall, tz=dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+_MONTHS: Final = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+
+
+def chat_time(wall: float) -> str:
+    """``18 October 2026 at 09:15 UTC``: a time in the agent control chat.
+
+    The plan's ``2026-10-18 09:15 UTC`` is a phone number to the core's Markdown (digits with
+    single separators, 7 to 22 characters: ``2026-10-18 09``), which the apps make tappable;
+    so is the ISO form ``2026-10-18T09:15Z`` (``2026-10-18``). In this form no two numbers are
+    one separator apart. English month names, whatever the locale.
+    """
+    when = dt.datetime.fromtimestamp(wall, tz=dt.UTC)
+    return f"{when.day} {_MONTHS[when.month - 1]} {when.year} at {when:%H:%M} UTC"
 
 
 def iso_time(wall: float) -> str:
@@ -168,13 +197,16 @@ def owner_entries(members: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
 
 
 def pending_lines(entries: Sequence[tuple[int, str, float]]) -> str:
-    """The reply to /pending: ``2  send to bot SimpleX Directory  expires 2026-10-18 09:15 UTC``.
+    """The reply to /pending: ``2  send to bot SimpleX Directory  expires 18 October 2026 at
+    09:15 UTC``.
 
-    ``entries`` are (action number, description made safe, expiry wall time).
+    ``entries`` are (action number, description made safe, expiry wall time). The time is
+    written as :func:`chat_time` writes it, not as the plan's ``2026-10-18 09:15 UTC``, which
+    the apps would show as a tappable phone number (docs/mcp_server.md, "Beyond the plan").
     """
     if not entries:
         return "No pending actions."
-    return "\n".join(f"{n}  {what}  expires {utc_minutes(expires)}" for n, what, expires in entries)
+    return "\n".join(f"{n}  {what}  expires {chat_time(expires)}" for n, what, expires in entries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,9 +253,10 @@ def cut_line(parts: Sequence[tuple[str, bool]], limit: int = LIST_LINE_BYTES) ->
         if not is_name:
             return out + _cut_text(shown, budget)
         folded = fold(text)
-        if is_valid_name(folded):
+        if shows_bare(folded):
             cut = _cut_text(folded, budget)
-            if is_valid_name(cut):
+            # a cut name may form what the whole did not: 20 of 25 digits are a phone number
+            if shows_bare(cut):
                 return out + cut
         # a code span: two backticks around the cut content
         inner = _cut_text(folded.replace("`", "'"), budget - 2)
@@ -231,18 +264,31 @@ def cut_line(parts: Sequence[tuple[str, bool]], limit: int = LIST_LINE_BYTES) ->
     return out
 
 
+#: What stands for ``#`` in the names of a /list line that starts with a group's ``#N``.
+FULLWIDTH_NUMBER_SIGN: Final = "\uff03"
+
+
 def list_reply(entries: Sequence[ListEntry]) -> str:
-    """The reply to /list: the 100 most recent chats, then the count of older ones."""
+    """The reply to /list: the 100 most recent chats, then the count of older ones.
+
+    On a line that starts with a group's reference (``#9``), a ``#`` in a name is shown as
+    U+FF03 (``＃``): the core's Markdown reads ``#9 ... a#`` as one secret, which would swallow
+    the opening backtick of the name's code span and leave the rest of the name live.
+    """
     if not entries:
         return "No chats."
     lines: list[str] = []
     for entry in entries[:LIST_MAX_CHATS]:
+
+        def shown(name: str, chat: str = entry.chat) -> str:
+            return name.replace("#", FULLWIDTH_NUMBER_SIGN) if chat.startswith("#") else name
+
         parts: list[tuple[str, bool]] = [
             (f"{entry.chat}  {entry.kind} ", False),
-            (entry.name, True),
+            (shown(entry.name), True),
         ]
         if entry.approved_by is not None:
-            parts += [(", approved for this chat by ", False), (entry.approved_by, True)]
+            parts += [(", approved for this chat by ", False), (shown(entry.approved_by), True)]
         if not entry.connected:
             parts.append((", not connected", False))
         lines.append(cut_line(parts))

@@ -7,7 +7,8 @@ DIR/               created at the first start                     0700, set at e
 DIR/token          32 random bytes, base64url                     0600
 DIR/headers.json   ``{"Authorization": "Bearer <token>"}``         0600, written at every start
 DIR/server.json    ``{name, port, expireHours}``                  0600
-DIR/lock           PID of the running server                      0600
+DIR/lock           PID of the running server, which holds an      0600
+                   OS lock (``flock``) on it
 DIR/custom.json    the chats' custom data, on a core without it   0600
 =================  =============================================  ====
 
@@ -16,23 +17,34 @@ custom``, capability ``custom-data``, 6.4-era cores): it then holds what the ser
 written there (the control chat's marker and action counter, the standing approvals), keyed by
 chat reference (``#12``, ``@5``).
 
-The lock is created exclusively at start and removed at stop; a lock whose PID is not running
-is replaced. The chat database is opened without exclusive locking, so the lock is the only
-guard against a second server on the same folder.
+The lock is taken at start and removed at stop. It is an OS lock on the file, which the system
+drops when the process ends however it ends: after a crash the next start takes it, even when
+the PID in the file now belongs to another process. The chat database is opened without
+exclusive locking, so the lock is the only guard against a second server on the same folder.
+
+The token file is opened without following a symbolic link and must be a regular file of this
+user's; its mode is set to 0600 through the open file (:class:`TokenFileError` otherwise).
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import errno
 import os
 import secrets
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from simplex_protocols._private_files import lock_holder, pid_running, replace_private, write_lock
+from simplex_protocols._private_files import (
+    HeldLock,
+    lock_holder,
+    pid_running,
+    read_own,
+    replace_private,
+    take_lock,
+)
 from simplex_protocols._wire import WireJSONError, dumps, loads
 from simplex_protocols.errors import SimplexError
 
@@ -41,12 +53,17 @@ __all__ = [
     "FOLDER_MODE",
     "DataFolder",
     "LockHeldError",
+    "TokenFileError",
     "pid_running",
 ]
 
 FOLDER_MODE: Final = 0o700
 FILE_MODE: Final = 0o600
 TOKEN_BYTES: Final = 32
+# A token file is 43 characters and a newline; anything much larger is not one.
+_TOKEN_FILE_LIMIT: Final = 4096
+# How long a start waits for the PID of a server that has just taken the lock.
+_HOLDER_WAIT_S: Final = 0.5
 
 
 class LockHeldError(SimplexError):
@@ -54,10 +71,28 @@ class LockHeldError(SimplexError):
 
     code = "lock_held"
 
-    def __init__(self, folder: Path, pid: int) -> None:
+    def __init__(self, folder: Path, pid: int | None) -> None:
         self.folder = folder
         self.pid = pid
-        super().__init__(f"Another server uses {folder} (PID {pid}).")
+        which = f" (PID {pid})" if pid is not None else ""
+        super().__init__(f"Another server uses {folder}{which}.")
+
+
+class TokenFileError(SimplexError, OSError):
+    """``DIR/token`` is a symbolic link, not a regular file, another user's, or unreadable
+    (exit code 1).
+
+    An ``OSError`` with ``errno``, ``strerror`` (what is wrong) and ``filename``.
+    """
+
+    code = "token_file"
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
+def _token_error(err: int | None, message: str, filename: str) -> OSError:
+    return TokenFileError(err if err is not None else errno.EINVAL, message, filename)
 
 
 def _write_private(path: Path, text: str) -> None:
@@ -71,8 +106,7 @@ class DataFolder:
     Args:
         path: the folder, ``~/.simplex-mcp/NAME`` unless ``--data`` sets it.
         random_bytes: the random source for the token (``secrets.token_bytes``).
-        is_running: whether a PID runs (for the stale-lock check).
-        pid: this process's PID.
+        pid: the PID written into the lock (this process's).
     """
 
     def __init__(
@@ -80,14 +114,12 @@ class DataFolder:
         path: Path,
         *,
         random_bytes: Callable[[int], bytes] = secrets.token_bytes,
-        is_running: Callable[[int], bool] = pid_running,
         pid: int | None = None,
     ) -> None:
         self.path = path
         self._random_bytes = random_bytes
-        self._is_running = is_running
         self._pid = os.getpid() if pid is None else pid
-        self._locked = False
+        self._lock: HeldLock | None = None
 
     @property
     def token_path(self) -> Path:
@@ -121,50 +153,51 @@ class DataFolder:
             os.chmod(self.path, FOLDER_MODE)
 
     def acquire_lock(self) -> None:
-        """Create ``DIR/lock`` exclusively with this PID; replace a lock whose PID is not running.
+        """Take the OS lock on ``DIR/lock`` and write this PID into it.
 
         Raises:
-            LockHeldError: another running process holds the lock.
+            LockHeldError: another process holds the lock (its PID, as its file says).
+            OSError: the lock file cannot be used (a symbolic link, not a regular file).
         """
-        for _ in range(5):
-            try:
-                write_lock(self.lock_path, self._pid)
-            except FileExistsError:
-                pid = lock_holder(self.lock_path)
-                if pid is not None and pid != self._pid and self._is_running(pid):
-                    raise LockHeldError(self.path, pid) from None
-                with contextlib.suppress(FileNotFoundError):
-                    self.lock_path.unlink()
-                continue
-            self._locked = True
-            return
-        raise OSError(errno.EEXIST, "could not create the lock", str(self.lock_path))
+        lock = take_lock(self.lock_path, self._pid, error=OSError)
+        if lock is None:
+            raise LockHeldError(self.path, self._holder())
+        self._lock = lock
+
+    def _holder(self) -> int | None:
+        """The PID in a lock another process holds; it writes it just after taking the lock."""
+        deadline = time.monotonic() + _HOLDER_WAIT_S
+        while (pid := lock_holder(self.lock_path)) is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return pid
 
     def release_lock(self) -> None:
-        """Remove ``DIR/lock`` if this process created it."""
-        if self._locked:
-            with contextlib.suppress(FileNotFoundError):
-                self.lock_path.unlink()
-            self._locked = False
+        """Remove ``DIR/lock`` and drop the OS lock, if this process holds it."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def token(self, *, new: bool = False) -> str:
         """The bearer token: read from ``DIR/token``, created when missing or when ``new``.
 
         The token is 32 random bytes in base64url without padding (43 characters).
+
+        Raises:
+            TokenFileError: ``DIR/token`` is a symbolic link, not a regular file, another
+                user's, or cannot be read or written.
         """
         if not new:
-            try:
-                existing = self.token_path.read_text(encoding="ascii").strip()
-            except (FileNotFoundError, UnicodeDecodeError):
-                existing = ""
+            data = read_own(
+                self.token_path, _TOKEN_FILE_LIMIT, what="token file", error=_token_error
+            )
+            existing = data.decode("ascii", errors="replace").strip() if data is not None else ""
             if len(existing) >= 43 and all(c.isalnum() or c in "-_" for c in existing):
-                if os.name != "nt":
-                    os.chmod(self.token_path, FILE_MODE)
                 return existing
         token = (
             base64.urlsafe_b64encode(self._random_bytes(TOKEN_BYTES)).rstrip(b"=").decode("ascii")
         )
-        _write_private(self.token_path, token + "\n")
+        # the temporary file is renamed over the name: a link there is replaced, not followed
+        replace_private(self.token_path, (token + "\n").encode("ascii"), error=_token_error)
         return token
 
     def write_headers(self, token: str) -> None:

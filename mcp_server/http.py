@@ -5,7 +5,11 @@ layer                 what
 ====================  =====================================================================
 listener              127.0.0.1:PORT (uvicorn, h11); no request timeout, so calls may wait
                       for hours; keep-alive 5 s
-bearer token          ``Authorization: Bearer <DIR/token>``, compared in constant time; 401
+unauthenticated       a connection must send a request's complete headers with the token
+connections           within 5 s (:data:`HEADER_TIMEOUT_S`) or it is closed; at most 64 wait
+                      at once (:data:`MAX_UNAUTHENTICATED`): a new one closes the oldest
+bearer token          ``Authorization: Bearer <DIR/token>``, compared in constant time; 401,
+                      and the connection closes
 path                  ``/mcp`` only; 404 otherwise, a request target that is not a URL included
 Origin, Host          no Origin or a localhost origin on any port; a localhost Host; 403
 protocol              the SDK's Streamable HTTP: 2026-07-28 per request, the 2025 era
@@ -17,11 +21,12 @@ tools                 :mod:`mcp_server.tools` on the SDK's low-level server
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import hmac
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -34,6 +39,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Message, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from simplex_protocols._wire import dumps
 from simplex_protocols.errors import CoreConnectionError, SimplexError
@@ -44,7 +50,10 @@ from .log import CORE_FAILURES, failure_text
 from .tools import TOOLS, instructions, validation_error
 
 __all__ = [
+    "HEADER_TIMEOUT_S",
+    "MAX_UNAUTHENTICATED",
     "MCP_PATH",
+    "ConnectionGuard",
     "GuardedApp",
     "HttpServer",
     "PortInUseError",
@@ -53,6 +62,10 @@ __all__ = [
 ]
 
 MCP_PATH: Final = "/mcp"
+#: How long a new connection has to send its first request's headers, token included.
+HEADER_TIMEOUT_S: Final = 5.0
+#: How many connections may wait at once without having shown the token.
+MAX_UNAUTHENTICATED: Final = 64
 _LOCAL_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 _HOST_MODE_META: Final = {"anthropic/requiresUserInteraction": True}
 
@@ -183,11 +196,15 @@ def build_mcp_server(
     )
 
 
-def _header(scope: Scope, name: bytes) -> bytes | None:
-    for key, value in scope.get("headers", []):
+def _find_header(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> bytes | None:
+    for key, value in headers:
         if key.lower() == name:
             return bytes(value)
     return None
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    return _find_header(scope.get("headers", []), name)
 
 
 def _local_origin(origin: str) -> bool:
@@ -232,13 +249,121 @@ async def _plain(
     await send({"type": "http.response.body", "body": body})
 
 
+class _Bearer:
+    """The expected ``Authorization`` header, compared in constant time."""
+
+    def __init__(self, token: str) -> None:
+        self._expected = f"Bearer {token}".encode()
+
+    def matches(self, value: bytes | None) -> bool:
+        return hmac.compare_digest(value or b"", self._expected)
+
+
+class ConnectionGuard:
+    """The connections that have not shown the bearer token yet: a deadline and a cap.
+
+    Any local process can open connections to the port. One that never finishes its headers
+    would otherwise be kept for ever (uvicorn has no header timeout), and enough of them use up
+    the process's descriptors, locking the agent's own client out. So every new connection has
+    ``header_timeout_s`` to send a request's headers with the token, and at most
+    ``max_unauthenticated`` connections wait at once: a new connection beyond the cap closes the
+    oldest waiting one, so the real client, whose headers follow its connect at once, always
+    gets in, however many idle connections came before it.
+
+    The counters say what the guard did: ``timed_out`` and ``evicted`` connections closed.
+    """
+
+    def __init__(
+        self,
+        token: str,
+        *,
+        header_timeout_s: float = HEADER_TIMEOUT_S,
+        max_unauthenticated: int = MAX_UNAUTHENTICATED,
+    ) -> None:
+        self.bearer = _Bearer(token)
+        self.header_timeout_s = header_timeout_s
+        self.max_unauthenticated = max_unauthenticated
+        # Insertion-ordered: the first key is the connection that has waited longest.
+        self._waiting: dict[_GuardedProtocol, None] = {}
+        self.timed_out = 0
+        self.evicted = 0
+
+    @property
+    def unauthenticated(self) -> int:
+        """How many connections are open without having shown the token."""
+        return len(self._waiting)
+
+    def opened(self, conn: _GuardedProtocol) -> None:
+        self._waiting[conn] = None
+        while len(self._waiting) > self.max_unauthenticated:
+            self.evicted += 1
+            next(iter(self._waiting)).drop()
+
+    def forget(self, conn: _GuardedProtocol) -> None:
+        self._waiting.pop(conn, None)
+
+    def protocol(self) -> type[asyncio.Protocol]:
+        """uvicorn's h11 protocol class for the connections this guard watches."""
+        guard = self
+
+        class Guarded(_GuardedProtocol):
+            _guard = guard
+
+        return Guarded
+
+
+class _GuardedProtocol(H11Protocol):
+    """uvicorn's h11 connection, watched by a :class:`ConnectionGuard` until it authenticates."""
+
+    _guard: ConnectionGuard
+    _timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._timer = self.loop.call_later(self._guard.header_timeout_s, self._headers_late)
+        self._guard.opened(self)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        # uvicorn sets the headers once a request's are complete. A wrong token keeps the
+        # connection waiting: its 401 closes it, or the deadline does.
+        if (
+            self._timer is not None
+            and self.headers is not None
+            and self._guard.bearer.matches(_find_header(self.headers, b"authorization"))
+        ):
+            self._stop_timer()
+            self._guard.forget(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_timer()
+        self._guard.forget(self)
+        super().connection_lost(exc)
+
+    def _stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _headers_late(self) -> None:
+        self._timer = None
+        self._guard.timed_out += 1
+        self.drop()
+
+    def drop(self) -> None:
+        """Close the connection now (its descriptor is freed at once, nothing is flushed)."""
+        self._stop_timer()
+        self._guard.forget(self)
+        self.transport.abort()
+
+
 class GuardedApp:
     """The ASGI app: token, path, Origin and Host checks, then the SDK's handler."""
 
     def __init__(
         self, token: str, inner: Callable[[Scope, Receive, Send], Awaitable[None]]
     ) -> None:
-        self._expected = f"Bearer {token}".encode()
+        self._bearer = _Bearer(token)
         self._inner = inner
         self._open: set[anyio.CancelScope] = set()
         self._closed = False
@@ -252,9 +377,14 @@ class GuardedApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        authorization = _header(scope, b"authorization") or b""
-        if not hmac.compare_digest(authorization, self._expected):
-            await _plain(send, 401, "Unauthorized", [(b"www-authenticate", b"Bearer")])
+        if not self._bearer.matches(_header(scope, b"authorization")):
+            # The connection closes: one without the token is not kept open for another try.
+            await _plain(
+                send,
+                401,
+                "Unauthorized",
+                [(b"www-authenticate", b"Bearer"), (b"connection", b"close")],
+            )
             return
         raw_path = scope.get("raw_path") or scope.get("path", "").encode("latin-1", "replace")
         if raw_path != MCP_PATH.encode() or scope.get("path") != MCP_PATH:
@@ -306,9 +436,21 @@ class _QuietServer(uvicorn.Server):
 
 
 class HttpServer:
-    """The MCP endpoint at ``http://127.0.0.1:PORT/mcp`` on an already bound socket."""
+    """The MCP endpoint at ``http://127.0.0.1:PORT/mcp`` on an already bound socket.
 
-    def __init__(self, mcp: Server[Any], sock: socket.socket, token: str) -> None:
+    ``header_timeout_s`` and ``max_unauthenticated`` bound the connections that have not shown
+    the token yet (:class:`ConnectionGuard`).
+    """
+
+    def __init__(
+        self,
+        mcp: Server[Any],
+        sock: socket.socket,
+        token: str,
+        *,
+        header_timeout_s: float = HEADER_TIMEOUT_S,
+        max_unauthenticated: int = MAX_UNAUTHENTICATED,
+    ) -> None:
         self.sock = sock
         self.port: int = sock.getsockname()[1]
         self.manager = StreamableHTTPSessionManager(
@@ -319,9 +461,12 @@ class HttpServer:
             security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
         self.app = GuardedApp(token, self.manager.handle_request)
+        self.guard = ConnectionGuard(
+            token, header_timeout_s=header_timeout_s, max_unauthenticated=max_unauthenticated
+        )
         config = uvicorn.Config(
             self.app,
-            http="h11",
+            http=self.guard.protocol(),
             lifespan="off",
             log_config=None,
             log_level="warning",
@@ -334,6 +479,11 @@ class HttpServer:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}{MCP_PATH}"
+
+    @property
+    def open_connections(self) -> int:
+        """How many connections the listener holds open, authenticated or not."""
+        return len(self._server.server_state.connections)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[HttpServer]:

@@ -43,7 +43,7 @@ from simplex_protocols.errors import (
 from .agent import Agent
 from .config import VERSION, AgentConfig, ApproveMode, ServeOptions, UsageError
 from .control import CONTROL_DESCRIPTION, ControlChat, CustomDataQueue, control_menu
-from .files import DataFolder, LockHeldError
+from .files import DataFolder, LockHeldError, TokenFileError
 from .http import HttpServer, PortInUseError, bind_port, build_mcp_server
 from .log import CORE_FAILURES, Log, failure_text, missing_in_response
 from .qr import qr_lines
@@ -275,17 +275,22 @@ async def serve(
         log.error(f"Data folder {options.data}: {exc.strerror or exc}")
         return 1
     try:
-        token = folder.token(new=options.new_token)
+        try:
+            token = folder.token(new=options.new_token)
+        except TokenFileError as exc:
+            log.error(f"Data folder {options.data}: {exc}")
+            return 1
         folder.write_headers(token)
         log.line(f'SimpleX MCP server {VERSION}, agent "{options.name}"')
         log.line(f"Data folder: {options.data}")
         log.line(f"Approval mode: {options.approve.value}")
         if core is None:
             try:
+                # No download of libsimplex here, as in simplex-call and the bot library: a
+                # missing library is an error saying how to install it (docs/mcp_server.md).
                 core = open_core(
                     options.core,
                     db_prefix=str(folder.db_prefix),
-                    allow_download=True,
                     event_buffer=EVENT_BUFFER,
                 )
             except CoreOptionError as exc:

@@ -10,7 +10,12 @@ request-state secret, a bot's data folder, the MCP server's data folder):
   replaced whole (:func:`replace_private`: a temporary file renamed over it);
 - reading one refuses a file that is not a regular file (symbolic links are not followed),
   that group or others can access, or that is larger than the caller expects;
-- a lock file holds the PID of the process that created it exclusively.
+  :func:`read_own` refuses one that another user owns, and sets its mode to 0600 through the
+  open descriptor, never through a path a link could redirect;
+- a lock file holds the PID of the process that created it exclusively (:func:`write_lock`),
+  or of the process that holds an OS lock on it (:func:`take_lock`: ``flock``, which the system
+  releases when the process ends however it ends, so a crash leaves nothing to clean up and a
+  PID reused by another process blocks nothing).
 
 Every failure raises the caller's own ``OSError`` subclass (``error(errno, message, filename)``,
 for example :class:`~simplex_protocols.errors.KeyFileError`), so each caller keeps its error type.
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import stat
 from collections.abc import Callable
@@ -28,13 +34,16 @@ from typing import Final
 
 __all__ = [
     "ErrorFactory",
+    "HeldLock",
     "check_private",
     "create_private",
     "ensure_private_folder",
     "lock_holder",
     "pid_running",
+    "read_own",
     "read_private",
     "replace_private",
+    "take_lock",
     "write_lock",
 ]
 
@@ -42,6 +51,9 @@ __all__ = [
 ErrorFactory = Callable[[int | None, str, str], OSError]
 
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+# A FIFO put in a file's place would block a plain open for ever.
+_NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
 _MAX_PID_DIGITS: Final = 10
 
 
@@ -106,6 +118,51 @@ def read_private(path: Path, limit: int, *, what: str, error: ErrorFactory) -> b
         data = os.read(fd, limit + 1)
     finally:
         os.close(fd)
+    if len(data) > limit:
+        raise error(errno.EFBIG, f"the file is too large to be a {what}", str(path))
+    return data
+
+
+def read_own(path: Path, limit: int, *, what: str, error: ErrorFactory) -> bytes | None:
+    """The contents of a file of this user's, at most ``limit`` bytes; its mode set to 0600.
+
+    The file is opened without following a symbolic link and checked through the descriptor
+    (a regular file, owned by this user), and its mode is set on the descriptor, so nothing
+    another user placed at the path is read or has its mode changed.
+
+    Returns:
+        The contents, or ``None`` when the file does not exist.
+
+    Raises:
+        error: the path is a symbolic link (``ELOOP``), not a regular file (``EINVAL``), owned
+            by another user (``EPERM``), larger than ``limit`` (``EFBIG``), or cannot be opened
+            or read (the system's ``errno``).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise error(errno.ELOOP, f"the {what} is a symbolic link", str(path)) from exc
+        raise error(exc.errno, f"cannot open the {what}: {exc.strerror}", str(path)) from exc
+    problem: tuple[int, str] | None = None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            problem = (errno.EINVAL, f"the {what} is not a regular file")
+        elif hasattr(os, "getuid") and st.st_uid != os.getuid():
+            problem = (errno.EPERM, f"the {what} belongs to another user (uid {st.st_uid})")
+        else:
+            if stat.S_IMODE(st.st_mode) != 0o600:
+                os.fchmod(fd, 0o600)
+            data = os.read(fd, limit + 1)
+    except OSError as exc:
+        raise error(exc.errno, f"cannot read the {what}: {exc.strerror}", str(path)) from exc
+    finally:
+        os.close(fd)
+    if problem is not None:
+        raise error(problem[0], problem[1], str(path))
     if len(data) > limit:
         raise error(errno.EFBIG, f"the file is too large to be a {what}", str(path))
     return data
@@ -193,6 +250,94 @@ def write_lock(path: Path, pid: int) -> None:
         os.write(fd, f"{pid}\n".encode("ascii"))
     finally:
         os.close(fd)
+
+
+class HeldLock:
+    """An OS lock (``flock``) held on a lock file; the system drops it when the process ends.
+
+    Attributes:
+        path: the lock file.
+    """
+
+    __slots__ = ("_fd", "path")
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        """Remove the lock file and drop the lock (once; later calls do nothing).
+
+        The file goes first, while the lock is still held: a process that opened it before
+        finds it gone once it gets the lock, and takes the new file instead (:func:`take_lock`).
+        """
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            if _same_file(self.path, os.fstat(self._fd)):
+                self.path.unlink()
+        os.close(self._fd)
+        self._fd = None
+
+
+def _same_file(path: Path, st: os.stat_result) -> bool:
+    try:
+        now = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
+
+
+def take_lock(path: Path, pid: int, *, error: ErrorFactory) -> HeldLock | None:
+    """Take the OS lock on ``path`` (created with mode 0600) and write ``pid`` into it.
+
+    The lock is ``flock(LOCK_EX | LOCK_NB)`` on the open file, which the system holds until
+    the descriptor closes, so it ends with the process whatever ends it: a lock file left by a
+    crash, or naming a PID that another process now has, blocks nothing.
+
+    Returns:
+        The held lock, or ``None`` when another process holds it (:func:`lock_holder` reads
+        its PID).
+
+    Raises:
+        error: the lock file is a symbolic link or not a regular file, or cannot be created,
+            locked or written (the system's ``errno``).
+    """
+    for _ in range(10):
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o600)
+        except OSError as exc:
+            reason = "is a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+            raise error(exc.errno, f"cannot open the lock file: {reason}", str(path)) from exc
+        try:
+            st = os.fstat(fd)
+            regular = stat.S_ISREG(st.st_mode)
+            if regular:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except OSError as exc:
+            os.close(fd)
+            raise error(exc.errno, f"cannot lock: {exc.strerror}", str(path)) from exc
+        if not regular:
+            os.close(fd)
+            raise error(errno.EINVAL, "the lock file is not a regular file", str(path))
+        if not _same_file(path, st):
+            # its holder removed it while we opened it: lock the file now at the path
+            os.close(fd)
+            continue
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{pid}\n".encode("ascii"), 0)
+            os.fchmod(fd, 0o600)
+        except OSError as exc:
+            os.close(fd)
+            raise error(
+                exc.errno, f"cannot write the lock file: {exc.strerror}", str(path)
+            ) from exc
+        return HeldLock(path, fd)
+    raise error(errno.EAGAIN, "the lock file keeps being replaced", str(path))
 
 
 def lock_holder(path: Path) -> int | None:

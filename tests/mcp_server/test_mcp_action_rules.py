@@ -113,7 +113,7 @@ async def test_20_pending_actions_then_the_tool_error(tmp_path: Path) -> None:
                 lines = text_of_item(reply).split("\n")
                 assert len(lines) == 20
                 assert lines[0] == (
-                    "2  send to bot SimpleX Directory  expires 2026-10-18 08:00 UTC"
+                    "2  send to bot SimpleX Directory  expires 18 October 2026 at 08:00 UTC"
                 )
                 # one decision makes room for one more
                 await w.owner.say(f"/reject {chat} 2")

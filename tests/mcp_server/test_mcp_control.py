@@ -83,7 +83,7 @@ def test_pending_lines() -> None:
     assert pending_lines([]) == "No pending actions."
     assert (
         pending_lines([(2, "send to bot SimpleX Directory", WALL + 24.25 * 3600)])
-        == "2  send to bot SimpleX Directory  expires 2026-10-18 09:15 UTC"
+        == "2  send to bot SimpleX Directory  expires 18 October 2026 at 09:15 UTC"
     )
     assert utc_minutes(WALL) == "2026-10-17 09:00 UTC"
 

@@ -65,12 +65,12 @@ def test_server_json(tmp_path: Path) -> None:
 
 
 def test_lock_is_created_exclusively_with_the_pid(tmp_path: Path) -> None:
-    folder = DataFolder(tmp_path, pid=1234, is_running=lambda pid: True)
+    folder = DataFolder(tmp_path, pid=1234)
     folder.acquire_lock()
     assert folder.lock_path.read_text() == "1234\n"
     assert mode(folder.lock_path) == 0o600
     with pytest.raises(LockHeldError) as info:
-        DataFolder(tmp_path, pid=999, is_running=lambda pid: pid == 1234).acquire_lock()
+        DataFolder(tmp_path, pid=999).acquire_lock()
     assert str(info.value) == f"Another server uses {tmp_path} (PID 1234)."
     folder.release_lock()
     assert not folder.lock_path.exists()
@@ -78,14 +78,14 @@ def test_lock_is_created_exclusively_with_the_pid(tmp_path: Path) -> None:
 
 def test_a_stale_lock_is_replaced(tmp_path: Path) -> None:
     (tmp_path / "lock").write_text("4321\n")
-    folder = DataFolder(tmp_path, pid=1234, is_running=lambda pid: False)
+    folder = DataFolder(tmp_path, pid=1234)
     folder.acquire_lock()
     assert folder.lock_path.read_text() == "1234\n"
 
 
 def test_a_garbled_lock_is_replaced(tmp_path: Path) -> None:
     (tmp_path / "lock").write_text("not a pid")
-    folder = DataFolder(tmp_path, pid=1234, is_running=lambda pid: True)
+    folder = DataFolder(tmp_path, pid=1234)
     folder.acquire_lock()
     assert folder.lock_path.read_text() == "1234\n"
 

@@ -335,7 +335,7 @@ async def test_reject_and_expire_with_a_manual_clock(tmp_path: Path) -> None:
                 reply = await w.owner.wait_message(lambda t: t.startswith("3  "))
                 assert (
                     text_of_item(reply)
-                    == "3  send to business Ridgeline  expires 2026-10-17 10:00 UTC"
+                    == "3  send to business Ridgeline  expires 17 October 2026 at 10:00 UTC"
                 )
                 await w.clock.advance(3600)
                 await w.owner.say("/pending")

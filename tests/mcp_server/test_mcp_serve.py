@@ -14,6 +14,7 @@ import pytest
 from mcp_sim import LogLines, join_link, result_text, structured, text_of_item, world
 
 from mcp_server.config import ServeOptions
+from mcp_server.files import DataFolder
 from mcp_server.http import bind_port
 from mcp_server.serve import serve
 from simplex_protocols.core import ChatCore
@@ -47,18 +48,23 @@ async def test_the_data_folder_and_its_files_at_start(tmp_path: Path) -> None:
 async def test_a_second_server_on_the_folder_exits_1(tmp_path: Path) -> None:
     folder = tmp_path / "agent"
     folder.mkdir()
-    (folder / "lock").write_text(f"{os.getppid()}\n")
-    log = LogLines()
-    network = SimNetwork(seed=1)
-    with anyio.fail_after(10):
-        code = await serve(
-            ServeOptions(name="my-agent", data=folder, port=0),
-            core=ChatCore(network.backend("a")),
-            log=log,
-        )
-    assert code == 1
-    assert log.errors == [f"Another server uses {folder} (PID {os.getppid()})."]
-    assert (folder / "lock").read_text() == f"{os.getppid()}\n"
+    # The other server holds the OS lock on the file (a PID in the file alone blocks nothing).
+    other = DataFolder(folder, pid=os.getppid())
+    other.acquire_lock()
+    try:
+        log = LogLines()
+        network = SimNetwork(seed=1)
+        with anyio.fail_after(10):
+            code = await serve(
+                ServeOptions(name="my-agent", data=folder, port=0),
+                core=ChatCore(network.backend("a")),
+                log=log,
+            )
+        assert code == 1
+        assert log.errors == [f"Another server uses {folder} (PID {os.getppid()})."]
+        assert (folder / "lock").read_text() == f"{os.getppid()}\n"
+    finally:
+        other.release_lock()
 
 
 @pytest.mark.anyio
