@@ -44,7 +44,6 @@ __all__ = [
     "read_private",
     "replace_private",
     "take_lock",
-    "write_lock",
 ]
 
 #: Builds the error to raise from ``(errno, message, filename)``: an ``OSError`` subclass.
@@ -236,20 +235,6 @@ def replace_private(path: Path, data: bytes, *, error: ErrorFactory) -> None:
         with contextlib.suppress(OSError):
             temp.unlink()
         raise error(exc.errno, f"cannot write: {exc.strerror}", str(path)) from exc
-
-
-def write_lock(path: Path, pid: int) -> None:
-    """Create the lock file ``path`` (mode 0600) holding ``pid``.
-
-    Raises:
-        FileExistsError: the lock exists (see :func:`lock_holder`).
-        OSError: it cannot be created.
-    """
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
-    try:
-        os.write(fd, f"{pid}\n".encode("ascii"))
-    finally:
-        os.close(fd)
 
 
 class HeldLock:

@@ -17,7 +17,7 @@ from simplex_protocols._private_files import (
     pid_running,
     read_private,
     replace_private,
-    write_lock,
+    take_lock,
 )
 from simplex_protocols.errors import DataFolderError, KeyFileError
 
@@ -219,15 +219,20 @@ def test_replace_private_failure_raises_the_callers_error(tmp_path: Path) -> Non
 # ---------------------------------------------------------------------------- locks
 
 
-def test_a_lock_holds_the_pid_and_is_created_once(tmp_path: Path) -> None:
+def test_a_lock_holds_the_pid_and_is_taken_once(tmp_path: Path) -> None:
     path = tmp_path / "lock"
-    write_lock(path, 4242)
+    held = take_lock(path, 4242, error=OSError)
+    assert held is not None
     assert path.read_text() == "4242\n"
     assert mode(path) == 0o600
     assert lock_holder(path) == 4242
-    with pytest.raises(FileExistsError):
-        write_lock(path, 1)
+    assert take_lock(path, 1, error=OSError) is None  # held: another open file cannot take it
     assert lock_holder(path) == 4242
+    held.release()
+    assert not path.exists()
+    again = take_lock(path, 7, error=OSError)
+    assert again is not None and lock_holder(path) == 7
+    again.release()
 
 
 @pytest.mark.parametrize("text", ["", "abc\n", "-5\n", "12345678901\n", "\xff"])

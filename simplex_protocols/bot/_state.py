@@ -15,7 +15,6 @@ secrets and the tasks (which hold the callers' messages) are as private as a cha
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import os
@@ -24,12 +23,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from simplex_protocols._private_files import (
+    HeldLock,
     ensure_private_folder,
     lock_holder,
-    pid_running,
     read_private,
     replace_private,
-    write_lock,
+    take_lock,
 )
 from simplex_protocols._wire import dumps
 from simplex_protocols.errors import DataFolderError
@@ -72,7 +71,7 @@ class DataFolder:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).expanduser()
-        self._locked = False
+        self._lock_held: HeldLock | None = None
 
     def __repr__(self) -> str:
         return f"DataFolder({str(self.path)!r})"
@@ -95,41 +94,33 @@ class DataFolder:
 
     def close(self) -> None:
         """Release the lock (the folder and its files stay)."""
-        if self._locked:
-            self._locked = False
-            with contextlib.suppress(OSError):
-                self.file(_LOCK_FILE).unlink()
+        if self._lock_held is not None:
+            self._lock_held.release()
+            self._lock_held = None
 
     def _lock(self) -> None:
+        # An OS lock (flock) on the lock file: it ends with the process however the process
+        # ends, so a crash or a PID reused by another program never blocks a start.
         path = self.file(_LOCK_FILE)
-        for _ in range(2):
-            try:
-                write_lock(path, os.getpid())
-            except FileExistsError:
-                holder = lock_holder(path)
-                if holder is not None and holder != os.getpid() and pid_running(holder):
-                    raise DataFolderError(
-                        errno.EBUSY,
-                        f"the data folder is in use by process {holder}; stop it first, or "
-                        "give this bot another data folder",
-                        str(path),
-                    ) from None
-                if holder == os.getpid() and not self._locked:
-                    # Another bot of this process holds it (a test running two bots on one
-                    # folder would corrupt the task store).
-                    raise DataFolderError(
-                        errno.EBUSY, "the data folder is in use by another bot", str(path)
-                    ) from None
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()  # a stale lock: its process has ended
-                continue
-            except OSError as exc:
-                raise DataFolderError(
-                    exc.errno, f"cannot take the lock: {exc.strerror}", str(path)
-                ) from exc
-            self._locked = True
+        if self._lock_held is not None:
             return
-        raise DataFolderError(errno.EBUSY, "cannot take the lock", str(path))
+        held = take_lock(path, os.getpid(), error=DataFolderError)
+        if held is None:
+            holder = lock_holder(path)
+            if holder == os.getpid():
+                # Another bot of this process holds it (a test running two bots on one
+                # folder would corrupt the task store).
+                raise DataFolderError(
+                    errno.EBUSY, "the data folder is in use by another bot", str(path)
+                )
+            who = f"process {holder}" if holder is not None else "another process"
+            raise DataFolderError(
+                errno.EBUSY,
+                f"the data folder is in use by {who}; stop it first, or give this bot another "
+                "data folder",
+                str(path),
+            )
+        self._lock_held = held
 
     # ------------------------------------------------------------------ settings
 

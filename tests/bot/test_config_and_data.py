@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -163,3 +164,41 @@ async def test_two_bots_cannot_share_a_data_folder(tmp_path: Path) -> None:
             with pytest.raises(DataFolderError):
                 async with second.serving(world.network.backend("other")):
                     pass
+
+
+def test_a_lock_naming_a_running_unrelated_process_blocks_no_start(tmp_path: Path) -> None:
+    # A lock file left by a crash whose PID now belongs to another program (PID 1 runs).
+    data = DataFolder(tmp_path / "bot")
+    data.open()
+    data.close()
+    data.file("lock").write_text("1\n")
+    again = DataFolder(tmp_path / "bot")
+    again.open()
+    try:
+        assert data.file("lock").read_text().strip() == str(os.getpid())
+    finally:
+        again.close()
+
+
+def test_a_second_bot_on_the_folder_is_refused_while_the_first_holds_it(tmp_path: Path) -> None:
+    first = DataFolder(tmp_path / "bot")
+    first.open()
+    try:
+        with pytest.raises(DataFolderError) as raised:
+            DataFolder(tmp_path / "bot").open()
+        assert raised.value.errno == errno.EBUSY
+        assert "another bot" in str(raised.value)
+    finally:
+        first.close()
+    DataFolder(tmp_path / "bot").open()
+
+
+def test_a_lock_file_that_is_a_symbolic_link_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "bot"
+    folder.mkdir(mode=0o700)
+    target = tmp_path / "elsewhere"
+    target.write_text("")
+    (folder / "lock").symlink_to(target)
+    with pytest.raises(DataFolderError):
+        DataFolder(folder).open()
+    assert target.read_text() == ""
