@@ -12,7 +12,8 @@ Figures:
 - **200 tools**: the time to read the whole list from a ``ResponderBot``, following
   ``nextCursor``, over Service RPC and in a conversation, each as a ratio to the baseline:
   one ``tools/list`` of a small server (3 tools) through the same bot kind over the same
-  transport.
+  transport. The binding keeps the server's list between the pages of one listing, so the
+  server builds it once; the ratio's floor is the number of pages (one round trip each).
 """
 
 from __future__ import annotations

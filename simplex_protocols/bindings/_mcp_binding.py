@@ -41,6 +41,12 @@ from mcp.shared.jsonrpc_dispatcher import (
     progress_token_from_params,
 )
 from mcp.shared.message import MessageMetadata, ServerMessageMetadata
+from mcp.shared.subscriptions import (
+    PromptsListChanged,
+    ResourcesListChanged,
+    ServerEvent,
+    ToolsListChanged,
+)
 from mcp.shared.transport_context import TransportContext
 from mcp_types import (
     CLIENT_CAPABILITIES_META_KEY,
@@ -65,12 +71,18 @@ from simplex_protocols.errors import MessageTooLargeError
 from simplex_protocols.transports import Caller, Emit, EnvelopeOutcome
 
 from ._mcp_caller import is_final
-from ._mcp_context import ConversationRequired, caller_principal, is_marked_needs_conversation
+from ._mcp_context import (
+    ConversationRequired,
+    caller_principal,
+    is_marked_needs_conversation,
+    principal_of,
+)
 from ._mcp_fastmcp import lowlevel_server_of
 from ._mcp_pages import (
     LIST_METHODS,
     CursorError,
     ItemTooLarge,
+    ListSnapshots,
     chat_measure,
     decode_cursor,
     next_page,
@@ -98,6 +110,14 @@ TOO_LARGE: Final = "too_large"
 #: the command is taken to be up to twice the request's compact JSON and this many bytes more
 #: (the ``/_call [@member] mcp`` prefix, and the spaces of a caller who pretty-prints).
 _COMMAND_SLACK_BYTES: Final = 256
+
+
+#: The lists a list-changed event of the server's subscription bus changes.
+_CHANGED_LISTS: Final[Mapping[type, tuple[str, ...]]] = {
+    ToolsListChanged: ("tools/list",),
+    PromptsListChanged: ("prompts/list",),
+    ResourcesListChanged: ("resources/list", "resources/templates/list"),
+}
 
 
 class _ResponseTooLarge(Exception):
@@ -199,6 +219,20 @@ class _InFlight:
     dctx: _DispatchContext
 
 
+def _subscription_bus(server: Server[Any], mcp_server: MCPServer[Any] | None) -> Any:
+    """The bus the server publishes its list changes on (``subscriptions/listen``), or ``None``.
+
+    The SDK's ``ListenHandler`` serves ``subscriptions/listen`` from it, and ``MCPServer``
+    keeps it even when it serves no ``subscriptions/listen``; neither has a public accessor.
+    A server with neither has its kept list pages expire on the clock only.
+    """
+    entry = server.get_request_handler("subscriptions/listen")
+    bus = getattr(getattr(entry, "handler", None), "_bus", None)
+    if bus is None and mcp_server is not None:
+        bus = getattr(mcp_server, "_subscriptions", None)
+    return bus if callable(getattr(bus, "subscribe", None)) else None
+
+
 def _served_versions(versions: Iterable[str] | None) -> tuple[str, ...]:
     if versions is None:
         # Newest first: a declaration lists versions in the bot's order of preference.
@@ -283,6 +317,8 @@ class MCPBinding:
         self._in_flight: dict[tuple[str, RequestId], list[_InFlight]] = {}
         self._chat_transport = TransportContext(kind="simplex-chat", can_send_request=False)
         self._rpc_transport = TransportContext(kind="simplex-rpc", can_send_request=False)
+        # The server pages a list was cut from, for its next pages (_mcp_pages).
+        self._list_snapshots = ListSnapshots()
 
     def _install_request_state(self, keys: Sequence[bytes | str] | None, ttl_s: float) -> None:
         # MCP-MSG-6: the requestState of an input_required result is sealed with the bot's key
@@ -331,6 +367,9 @@ class MCPBinding:
             raise RuntimeError("this MCPBinding is already running")
         stack = AsyncExitStack()
         self._lifespan_state = await stack.enter_async_context(self._server.lifespan(self._server))
+        bus = _subscription_bus(self._server, self._mcp_server)
+        if bus is not None:
+            stack.callback(bus.subscribe(self._list_changed))
         self._stack = stack
         return self
 
@@ -603,12 +642,18 @@ class MCPBinding:
             measure = rpc_measure()
         else:
             measure = chat_measure(_quoted_command(prepared), in_group=caller.in_group)
+        # The server's pages are kept per caller (a server may list different tools per
+        # caller), and the headers it was given, which it may list by. Unsigned Service RPC
+        # requesters cannot be told apart (principal None), so their kept pages are found by
+        # whoever holds a cursor of them, as their requestState is.
+        owner = (principal_of(caller), tuple(sorted(caller.headers.items())))
         page = await next_page(
             prepared.method,
             cursor,
             request_id=prepared.request_id,
             fetch=fetch,
             measure=measure,
+            snapshots=self._list_snapshots.view(owner, self._clock.now()),
         )
         if isinstance(page, ItemTooLarge):
             logger.info(
@@ -624,6 +669,13 @@ class MCPBinding:
             # a JSON-RPC error with code -32603".
             return oversize_error({"id": prepared.request_id})
         return page.response
+
+    def _list_changed(self, event: ServerEvent) -> None:
+        # A listener of the server's subscription bus: synchronous, and never raises.
+        methods = _CHANGED_LISTS.get(type(event))
+        if methods is not None:
+            self._list_snapshots.drop(methods)
+            logger.debug("the server changed its %s: kept pages dropped", ", ".join(methods))
 
     async def _call_rpc(
         self, prepared: _Prepared, dctx: _DispatchContext, caller: Caller

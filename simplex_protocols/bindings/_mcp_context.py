@@ -36,6 +36,7 @@ __all__ = [
     "caller_principal",
     "mcp_caller_of",
     "needs_conversation",
+    "principal_of",
     "require_conversation",
 ]
 
@@ -157,6 +158,13 @@ def caller_principal(ctx: ServerRequestContext[Any, Any]) -> str | None:
     caller = mcp_caller_of(ctx)
     if caller is None:
         return authenticated_principal(ctx)
+    return principal_of(caller)
+
+
+def principal_of(caller: Caller) -> str | None:
+    """Who ``caller`` is, as far as state may be bound to it: its key, or ``None`` for an
+    unsigned Service RPC requester (each of its requests has a fresh key; see
+    :func:`caller_principal`)."""
     if caller.transport is TransportKind.RPC and not caller.signed:
         return None
     return caller.key

@@ -7,28 +7,44 @@ an ordinary server is often larger than the 10,000 bytes a Service RPC response 
 under (RPC-LIM-3), or than the 15,602 bytes of a chat message (CALL-SIZE-2). So the binding
 asks the server for its list (following the server's own cursors when it pages) and cuts the
 items into pages of its own, each as large as the transport the request came on allows, with
-its own cursor: base64url of ``{"v": 1, "m": METHOD, "u": UPSTREAM_CURSOR, "o": OFFSET}``,
-the server's cursor of the page being read and how many of its items were already sent.
+its own cursor: base64url of ``{"v": 2, "m": METHOD, "u": UPSTREAM_CURSOR, "o": OFFSET,
+"s": VERSION}``, the server's cursor of the page being read, how many of its items were
+already sent, and a short hash of that server page (``null`` at the start of a page not read
+yet).
+
+A server that does not page returns its whole list on every request, and its SDK builds and
+serializes all of it each time: asking it again for every page of ours made most of a page's
+cost. So each server page read is kept for a short while (:class:`ListSnapshots`, on the
+binding's clock), per caller, list method and server cursor, and the pages after the first are
+cut from it. A snapshot is found only by the cursor of its owner and with the version the
+cursor carries, so no caller reads another's list (a server may list different tools per
+caller). A cursor whose snapshot is gone (expired, evicted, dropped because the server said the
+list changed, or asked for by another transport's caller) is served from the server again: if
+the server's page has the cursor's version the list goes on from there, else the list changed
+and the cursor is invalid.
 
 A cursor is read strictly (its one canonical form, the method it was made for, an offset
-inside the server's page); anything else is "invalid params", -32602, as MCP says for an
-invalid cursor. A cursor made over one transport is good on the other: it names a position in
-the list, not a page size, so a caller may change transport in the middle of a list.
+inside the server's page, the version of that page); anything else is "invalid params",
+-32602, as MCP says for an invalid cursor. A cursor made over one transport is good on the
+other: it names a position in the list, not a page size, so a caller may change transport in
+the middle of a list.
 
 Sizes are measured per item and added up (the items of a JSON array are written one after the
 other, a comma between them, in both encodings), so a page costs one encoding of each of its
 items and of a skeleton response, never a re-encoding of the page for each item added.
 
 The module is sans-IO but for one awaited callable, ``fetch``, that returns a page of the
-server's own list.
+server's own list; time comes in as ``now``.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -43,16 +59,23 @@ __all__ = [
     "MAX_CURSOR_CHARS",
     "MAX_UPSTREAM_CURSOR_CHARS",
     "MAX_UPSTREAM_PAGES",
+    "SNAPSHOT_MAX_BYTES",
+    "SNAPSHOT_MAX_ENTRIES",
+    "SNAPSHOT_TTL_S",
     "CursorError",
     "ItemTooLarge",
+    "ListSnapshots",
+    "OwnerSnapshots",
     "Page",
     "PageCursor",
     "PageMeasure",
+    "ServerPage",
     "UpstreamListError",
     "chat_measure",
     "decode_cursor",
     "encode_cursor",
     "next_page",
+    "read_server_page",
     "rpc_measure",
 ]
 
@@ -75,9 +98,24 @@ MAX_CURSOR_CHARS: Final = 4 * ((MAX_UPSTREAM_CURSOR_CHARS * 6 + 200) // 3 + 1)
 #: page after page of nothing cannot keep a request running for ever.
 MAX_UPSTREAM_PAGES: Final = 64
 
-_CURSOR_VERSION: Final = 1
-_CURSOR_KEYS: Final = frozenset({"v", "m", "u", "o"})
+#: How long a server page read for one page of ours is kept for the next ones, in seconds of
+#: the binding's clock: long enough for a caller to follow ``nextCursor`` to the end, short
+#: enough that a list read again later is the server's list of then.
+SNAPSHOT_TTL_S: Final = 30.0
+
+#: At most this many server pages are kept, of all callers and methods together.
+SNAPSHOT_MAX_ENTRIES: Final = 256
+
+#: At most this many bytes of server pages (their compact JSON) are kept, all together; a
+#: server page larger than this on its own is not kept, and is read again for each page.
+SNAPSHOT_MAX_BYTES: Final = 8_000_000
+
+# Version 2 added "s", the version of the server page: a version 1 cursor is refused.
+_CURSOR_VERSION: Final = 2
+_CURSOR_KEYS: Final = frozenset({"v", "m", "u", "o", "s"})
 _BASE64URL: Final = re.compile(r"[A-Za-z0-9_-]+")
+_VERSION_BYTES: Final = 8
+_SNAPSHOT_VERSION: Final = re.compile(f"[0-9a-f]{{{2 * _VERSION_BYTES}}}")
 
 
 class CursorError(ValueError):
@@ -107,16 +145,27 @@ class PageCursor:
         method: the list method the cursor was made for (``tools/list`` ...).
         upstream: the server's own cursor of that page; ``None`` for its first page.
         offset: how many items of that page came before this position.
+        snapshot: the version of that server page the offset counts in
+            (:attr:`ServerPage.version`); ``None`` for a position the binding did not pin to a
+            version: the start of a server page it has not read, or a position made by hand,
+            which is counted in the server's page of the moment.
     """
 
     method: str
     upstream: str | None
     offset: int
+    snapshot: str | None = None
 
 
 def encode_cursor(cursor: PageCursor) -> str:
     """The opaque ``nextCursor`` text of a position (base64url without padding, ASCII only)."""
-    body = {"v": _CURSOR_VERSION, "m": cursor.method, "u": cursor.upstream, "o": cursor.offset}
+    body = {
+        "v": _CURSOR_VERSION,
+        "m": cursor.method,
+        "u": cursor.upstream,
+        "o": cursor.offset,
+        "s": cursor.snapshot,
+    }
     raw = _wire.dumps(body).encode("utf-8")
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
@@ -141,7 +190,7 @@ def decode_cursor(text: object, method: str) -> PageCursor:
         raise CursorError("the cursor is not one this bot made") from None
     if not isinstance(body, dict) or set(body) != _CURSOR_KEYS:
         raise CursorError("the cursor is not one this bot made")
-    version, made_for, upstream, offset = body["v"], body["m"], body["u"], body["o"]
+    version, made_for, upstream, offset, snapshot = (body[k] for k in ("v", "m", "u", "o", "s"))
     if type(version) is not int or version != _CURSOR_VERSION:
         raise CursorError("the cursor is of another version")
     if made_for != method:
@@ -152,7 +201,11 @@ def decode_cursor(text: object, method: str) -> PageCursor:
         raise CursorError("the cursor is not one this bot made")
     if type(offset) is not int or offset < 0:
         raise CursorError("the cursor is not one this bot made")
-    cursor = PageCursor(method, upstream, offset)
+    if snapshot is not None and (
+        not isinstance(snapshot, str) or _SNAPSHOT_VERSION.fullmatch(snapshot) is None
+    ):
+        raise CursorError("the cursor is not one this bot made")
+    cursor = PageCursor(method, upstream, offset, snapshot)
     if encode_cursor(cursor) != text:
         # One spelling per position: a cursor is compared, logged and cached as text.
         raise CursorError("the cursor is not one this bot made")
@@ -219,6 +272,170 @@ def chat_measure(quoted_text: str, *, in_group: bool) -> PageMeasure:
     return PageMeasure("chat", MAX_CHAT_MESSAGE_BYTES, size, item)
 
 
+# --------------------------------------------------------------------------- snapshots
+
+
+@dataclass(frozen=True, slots=True)
+class ServerPage:
+    """One page of the server's own list as read once, ready to be cut into pages of ours.
+
+    Attributes:
+        items: the page's items, as the server's SDK wrote them.
+        following: the server's ``nextCursor``; ``None`` on its last page.
+        rest: the result's other members (``_meta``, ``ttlMs`` ...).
+        version: a short hash of ``items`` and ``following``: two reads of a server page with
+            the same version put every item at the same position.
+        size: the bytes of the page's compact JSON, what a snapshot of it is counted as.
+    """
+
+    items: tuple[Any, ...]
+    following: str | None
+    rest: Mapping[str, Any]
+    version: str
+    size: int
+
+
+def read_server_page(result: Mapping[str, Any], key: str) -> ServerPage:
+    """The page of a server's list ``result`` whose items are the member ``key``.
+
+    The version leaves the other members out: a server may put something of the moment in
+    ``_meta``, and that does not move an item.
+
+    Raises:
+        UpstreamListError: the result has no list, or a ``nextCursor`` that is not text or too
+            long for our cursor to carry.
+    """
+    items = result.get(key)
+    if not isinstance(items, list):
+        raise UpstreamListError(f"the server's list result has no {key} list")
+    following = result.get("nextCursor")
+    if following is not None and not isinstance(following, str):
+        raise UpstreamListError("the server's nextCursor is not a string")
+    if following is not None and len(following) > MAX_UPSTREAM_CURSOR_CHARS:
+        raise UpstreamListError("the server's nextCursor is too long to carry")
+    rest = {k: v for k, v in result.items() if k not in (key, "nextCursor")}
+    listed = _wire.dumps([items, following]).encode("utf-8")
+    version = hashlib.blake2b(listed, digest_size=_VERSION_BYTES).hexdigest()
+    size = len(listed) + len(_wire.dumps(rest).encode("utf-8"))
+    return ServerPage(tuple(items), following, rest, version, size)
+
+
+_SnapshotKey = tuple[Hashable, str, str | None]
+
+
+class ListSnapshots:
+    """Server pages kept for a short while, so that the pages of ours after the first are cut
+    without asking the server again. Sans-IO: time comes in as ``now``.
+
+    A page is kept per owner (the caller it was read for: never shared between callers, as a
+    server may list different tools per caller), list method and server cursor, and is found
+    only with the version a cursor carries. It is forgotten ``ttl_s`` after it was read, when
+    the server says the list changed (:meth:`drop`), or to stay within ``max_entries`` pages
+    and ``max_bytes`` bytes of their JSON, the least recently used first.
+
+    Args:
+        ttl_s: how long a page is kept, in seconds of ``now``.
+        max_entries: the most pages kept.
+        max_bytes: the most bytes kept (:attr:`ServerPage.size`); a larger page is not kept.
+
+    Raises:
+        ValueError: a bound is not positive.
+    """
+
+    def __init__(
+        self,
+        *,
+        ttl_s: float = SNAPSHOT_TTL_S,
+        max_entries: int = SNAPSHOT_MAX_ENTRIES,
+        max_bytes: int = SNAPSHOT_MAX_BYTES,
+    ) -> None:
+        if ttl_s <= 0 or max_entries <= 0 or max_bytes <= 0:
+            raise ValueError("the bounds of ListSnapshots must be positive")
+        self._ttl_s = ttl_s
+        self._max_entries = max_entries
+        self._max_bytes = max_bytes
+        self._kept: OrderedDict[_SnapshotKey, tuple[ServerPage, float]] = OrderedDict()
+        self._bytes = 0
+
+    @property
+    def entries(self) -> int:
+        """How many pages are kept now (expired ones included until the next :meth:`put`)."""
+        return len(self._kept)
+
+    @property
+    def size(self) -> int:
+        """How many bytes the pages kept now count for."""
+        return self._bytes
+
+    def get(
+        self, owner: Hashable, method: str, upstream: str | None, version: str, now: float
+    ) -> ServerPage | None:
+        """The kept page of ``owner`` at ``upstream``, if it is of ``version`` and not expired."""
+        key = (owner, method, upstream)
+        kept = self._kept.get(key)
+        if kept is None:
+            return None
+        page, expires_at = kept
+        if now >= expires_at:
+            self._remove(key)
+            return None
+        if page.version != version:
+            return None
+        self._kept.move_to_end(key)
+        return page
+
+    def put(
+        self, owner: Hashable, method: str, upstream: str | None, page: ServerPage, now: float
+    ) -> None:
+        """Keep ``page``, read now for ``owner``, in place of the one kept at ``upstream``."""
+        key = (owner, method, upstream)
+        if key in self._kept:
+            self._remove(key)
+        for stale in [k for k, (_, expires_at) in self._kept.items() if now >= expires_at]:
+            self._remove(stale)
+        if page.size > self._max_bytes:
+            return
+        self._kept[key] = (page, now + self._ttl_s)
+        self._bytes += page.size
+        while len(self._kept) > self._max_entries or self._bytes > self._max_bytes:
+            self._remove(next(iter(self._kept)))
+
+    def drop(self, methods: Iterable[str] | None = None) -> None:
+        """Forget the pages of ``methods`` (of every method with ``None``), of all owners.
+
+        For a server that said its list changed: the cursors of those pages are then served
+        from the server again, and are invalid if the positions moved.
+        """
+        chosen = None if methods is None else frozenset(methods)
+        for key in [k for k in self._kept if chosen is None or k[1] in chosen]:
+            self._remove(key)
+
+    def view(self, owner: Hashable, now: float) -> OwnerSnapshots:
+        """The pages of one owner, at one moment: what :func:`next_page` reads and keeps."""
+        return OwnerSnapshots(self, owner, now)
+
+    def _remove(self, key: _SnapshotKey) -> None:
+        page, _ = self._kept.pop(key)
+        self._bytes -= page.size
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerSnapshots:
+    """The snapshots of one owner at one moment (:meth:`ListSnapshots.view`)."""
+
+    snapshots: ListSnapshots
+    owner: Hashable
+    now: float
+
+    def get(self, method: str, upstream: str | None, version: str) -> ServerPage | None:
+        """The kept page at ``upstream`` of ``version``, or ``None``."""
+        return self.snapshots.get(self.owner, method, upstream, version, self.now)
+
+    def put(self, method: str, upstream: str | None, page: ServerPage) -> None:
+        """Keep ``page``, read at ``upstream``."""
+        self.snapshots.put(self.owner, method, upstream, page, self.now)
+
+
 # --------------------------------------------------------------------------- paging
 
 
@@ -254,18 +471,6 @@ class ItemTooLarge:
 Fetch = Callable[[str | None], Awaitable[Mapping[str, Any]]]
 
 
-def _split(result: Mapping[str, Any], key: str) -> tuple[list[Any], str | None]:
-    items = result.get(key)
-    if not isinstance(items, list):
-        raise UpstreamListError(f"the server's list result has no {key} list")
-    following = result.get("nextCursor")
-    if following is not None and not isinstance(following, str):
-        raise UpstreamListError("the server's nextCursor is not a string")
-    if following is not None and len(following) > MAX_UPSTREAM_CURSOR_CHARS:
-        raise UpstreamListError("the server's nextCursor is too long to carry")
-    return items, following
-
-
 async def next_page(
     method: str,
     cursor: PageCursor | None,
@@ -273,6 +478,7 @@ async def next_page(
     request_id: Any,
     fetch: Fetch,
     measure: PageMeasure,
+    snapshots: OwnerSnapshots | None = None,
 ) -> Page | ItemTooLarge:
     """The page of ours that starts at ``cursor``, as large as ``measure`` allows.
 
@@ -280,31 +486,52 @@ async def next_page(
     most :data:`MAX_UPSTREAM_PAGES`). The result's other members (``_meta``, ``ttlMs`` ...)
     are those of the first server page read.
 
+    The server page a cursor of ours points into is taken from ``snapshots`` when it is kept
+    there with the cursor's version, else read from the server again; every server page read
+    is kept there. The start of the list (``cursor`` ``None``) is always read from the server.
+
     Args:
         method: one of :data:`LIST_METHODS`.
         cursor: where the page starts; ``None`` for the start of the list.
         request_id: the JSON-RPC id of the response.
         fetch: reads one page of the server's own list.
         measure: the transport's sizes and limit.
+        snapshots: the caller's kept server pages; ``None`` to keep none.
 
     Returns:
         The page, or :class:`ItemTooLarge` when its first item does not fit on its own (the
         caller answers as for any response over the limit, MCP-MSG-7).
 
     Raises:
-        CursorError: the cursor's offset is past the end of the server's page (the list
-            changed, or the cursor was made up).
+        CursorError: the server's page is not of the cursor's version (the list changed), or
+            the cursor's offset is past its end (the list changed, or the cursor was made up).
         UpstreamListError: the server's result cannot be paged.
         Exception: whatever ``fetch`` raises.
     """
     key = LIST_METHODS[method]
     upstream = cursor.upstream if cursor is not None else None
     offset = cursor.offset if cursor is not None else 0
-    result = await fetch(upstream)
-    items, following = _split(result, key)
+    pinned = cursor.snapshot if cursor is not None else None
+
+    async def read(at: str | None, version: str | None) -> ServerPage:
+        if version is not None and snapshots is not None:
+            kept = snapshots.get(method, at, version)
+            if kept is not None:
+                return kept
+        read_now = read_server_page(await fetch(at), key)
+        if snapshots is not None:
+            snapshots.put(method, at, read_now)
+        return read_now
+
+    page = await read(upstream, pinned)
+    if pinned is not None and page.version != pinned:
+        # Never a page of another version of the list without the caller knowing: its
+        # positions may have moved, so the caller lists again from the start.
+        raise CursorError("the list changed since the cursor was made: list it from the start")
+    items, following, version = page.items, page.following, page.version
     if offset > len(items):
         raise CursorError("the cursor points past the end of the list")
-    rest = {k: v for k, v in result.items() if k not in (key, "nextCursor")}
+    rest = dict(page.rest)
     skeleton: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "result": {**rest, key: []}}
     used = measure.size(skeleton)
     with_cursor = {**skeleton, "result": {**rest, key: [], "nextCursor": ""}}
@@ -313,23 +540,29 @@ async def next_page(
     def position_after(index: int) -> str | None:
         # The cursor of the position after items[index - 1] of the page being read.
         if index < len(items):
-            return encode_cursor(PageCursor(method, upstream, index))
+            return encode_cursor(PageCursor(method, upstream, index, version))
         if following is not None:
             return encode_cursor(PageCursor(method, following, 0))
         return None
 
     chosen: list[Any] = []
     next_cursor = position_after(offset)
+    fitted = next_cursor  # the cursor counted with the last item chosen
     reads = 1
     while True:
         if offset == len(items):
             if following is None or reads == MAX_UPSTREAM_PAGES:
                 break
             upstream = following
-            items, following = _split(await fetch(upstream), key)
+            page = await read(upstream, None)
+            items, following, version = page.items, page.following, page.version
             offset = 0
             reads += 1
-            next_cursor = position_after(0)
+            if not items:
+                # A server page of nothing: the position after it is the next one's start.
+                next_cursor = position_after(0)
+            # Else next_cursor stays the start of this server page, unpinned: the same
+            # position, in the text whose size was counted (a pinned one is longer).
             continue
         cost = measure.item(items[offset]) + (1 if chosen else 0)
         after = position_after(offset + 1)
@@ -341,7 +574,15 @@ async def next_page(
         chosen.append(items[offset])
         used += cost
         offset += 1
-        next_cursor = after
+        next_cursor = fitted = after
+    if (
+        chosen
+        and next_cursor is not None
+        and used + cursor_field + len(next_cursor) > measure.limit
+    ):
+        # Server pages of nothing, read after the last item, moved the position on to a
+        # longer server cursor; the position counted with that item is the same place.
+        next_cursor = fitted
     page_result: dict[str, Any] = {**rest, key: chosen}
     if next_cursor is not None:
         page_result["nextCursor"] = next_cursor

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.server import Server, ServerRequestContext
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import (
     ListPromptsResult,
     ListResourcesResult,
@@ -32,20 +32,25 @@ from mcp_types import (
 )
 
 from simplex_protocols import _wire
-from simplex_protocols.bindings import Caller, EnvelopeOutcome, TransportKind
+from simplex_protocols._clock import ManualClock
+from simplex_protocols.bindings import Caller, EnvelopeOutcome, TransportKind, caller_of
 from simplex_protocols.bindings._mcp_pages import (
     LIST_METHODS,
     MAX_UPSTREAM_PAGES,
+    SNAPSHOT_TTL_S,
     CursorError,
     ItemTooLarge,
+    ListSnapshots,
     Page,
     PageCursor,
     PageMeasure,
+    ServerPage,
     UpstreamListError,
     chat_measure,
     decode_cursor,
     encode_cursor,
     next_page,
+    read_server_page,
     rpc_measure,
 )
 from simplex_protocols.bindings.mcp import MCPBinding, build_request
@@ -564,3 +569,315 @@ async def test_a_tool_too_large_for_a_chat_message_is_the_oversize_error_there()
     assert reply == binding.oversize_error({"id": 5})
     assert reply["error"]["code"] == -32603
     assert isinstance(refused, EnvelopeOutcome) and refused.code == "too_large"
+
+
+# ---------------------------------------------------------------------------- snapshots
+
+
+def counting_server(
+    names: list[str] | None = None, *, per_caller: bool = False
+) -> tuple[Server[Any], list[str]]:
+    """A lowlevel server that lists ``names`` (200 tools by default) whole, as an unpaged
+    server does, and records the caller key of each call of its list handler.
+
+    With ``per_caller`` each caller sees tools named after its own key.
+    """
+    listed = names if names is not None else [f"tool_{i:03d}" for i in range(200)]
+    calls: list[str] = []
+
+    async def tools(ctx: ServerRequestContext[Any, Any], p: PaginatedRequestParams | None) -> Any:
+        caller = caller_of(ctx)
+        assert caller is not None
+        calls.append(caller.key)
+        prefix = caller.key.replace(":", "_").replace("@", "").replace("#", "") + "_"
+        made = [
+            Tool(
+                name=(prefix if per_caller else "") + name,
+                description="d" * 300,
+                input_schema={"type": "object"},
+            )
+            for name in listed
+        ]
+        return ListToolsResult(tools=made)
+
+    return Server("counting", on_list_tools=tools), calls
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["rpc", "chat"])
+async def test_the_server_is_asked_once_for_its_list_across_all_pages(transport: str) -> None:
+    server, calls = counting_server()
+    async with MCPBinding(server) as binding:
+        got, pages = await every_page(binding, "tools/list", transport)
+    assert [t["name"] for t in got] == [f"tool_{i:03d}" for i in range(200)]
+    assert pages > 5
+    assert len(calls) == 1
+
+
+@pytest.mark.anyio
+async def test_a_new_listing_asks_the_server_again() -> None:
+    server, calls = counting_server()
+    async with MCPBinding(server) as binding:
+        await every_page(binding, "tools/list", "chat")
+        await every_page(binding, "tools/list", "chat")
+    assert len(calls) == 2
+
+
+@pytest.mark.anyio
+async def test_a_server_that_pages_itself_is_asked_once_for_each_of_its_pages() -> None:
+    asked: list[str | None] = []
+    server = paging_server(7)
+    inner = server.get_request_handler("tools/list")
+    assert inner is not None
+
+    async def counted(ctx: ServerRequestContext[Any, Any], p: PaginatedRequestParams | None) -> Any:
+        asked.append(p.cursor if p is not None else None)
+        return await inner.handler(ctx, p)
+
+    server.add_request_handler("tools/list", PaginatedRequestParams, counted)
+    async with MCPBinding(server) as binding:
+        got, pages = await every_page(binding, "tools/list", "rpc")
+    assert len(got) == 50
+    assert pages > 1
+    assert len(asked) == len(set(asked)) == 8  # 50 items, 7 a page
+
+
+def tools_server_that_grows() -> MCPServer[Any]:
+    """An MCPServer of 60 tools, and a tool ``grow`` that adds one and says the list changed."""
+    server = many_tools(60)
+
+    async def grow(ctx: Context) -> str:
+        server.add_tool(lambda: "", name="aaa_new", description="new")
+        await ctx.notify_tools_changed()
+        return "grown"
+
+    server.add_tool(grow, name="grow", description="adds a tool")
+    return server
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["rpc", "chat"])
+async def test_a_list_changed_between_pages_makes_the_next_cursor_invalid(transport: str) -> None:
+    async with MCPBinding(tools_server_that_grows()) as binding:
+        first = await over_rpc(binding, list_request("tools/list"))
+        assert isinstance(first, dict)
+        cursor = first["result"]["nextCursor"]
+        call = build_request(
+            "tools/call", {"name": "grow", "arguments": {}}, request_id=2, revision=REVISION
+        )
+        grown = await over_chat(binding, call, ALICE)
+        assert grown["result"]["content"][0]["text"] == "grown"
+        req = list_request("tools/list", cursor, rid=3)
+        if transport == "rpc":
+            answer = await over_rpc(binding, req)
+            assert isinstance(answer, dict)
+        else:
+            answer = await over_chat(binding, req, SIGNED)
+        # Listed again from the start, the new tool is there.
+        again, _ = await every_page(binding, "tools/list", transport)
+    assert answer["id"] == 3
+    assert answer["error"]["code"] == -32602
+    assert "changed" in answer["error"]["data"]
+    assert [t["name"] for t in again][-2:] == ["grow", "aaa_new"]
+
+
+@pytest.mark.anyio
+async def test_a_list_changed_silently_is_kept_as_it_was_until_the_snapshot_expires() -> None:
+    names = [f"tool_{i:03d}" for i in range(60)]
+    server, calls = counting_server(names)
+    clock = ManualClock()
+    async with MCPBinding(server, clock=clock) as binding:
+        first = await over_chat(binding, list_request("tools/list"), ALICE)
+        cursor = first["result"]["nextCursor"]
+        names.insert(0, "aaa_new")  # no list_changed: the binding cannot know
+        second = await over_chat(binding, list_request("tools/list", cursor), ALICE)
+        assert len(calls) == 1
+        # The rest of the list as it was when the listing started: no item twice, none lost.
+        listed = first["result"]["tools"] + second["result"]["tools"]
+        assert [t["name"] for t in listed] == names[1 : 1 + len(listed)]
+        await clock.advance(SNAPSHOT_TTL_S + 1)
+        late = await over_chat(binding, list_request("tools/list", cursor, rid=3), ALICE)
+    assert len(calls) == 2
+    assert late["error"]["code"] == -32602
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["rpc", "chat"])
+async def test_an_expired_snapshot_of_an_unchanged_list_goes_on_from_the_server(
+    transport: str,
+) -> None:
+    server, calls = counting_server()
+    clock = ManualClock()
+    async with MCPBinding(server, clock=clock) as binding:
+        key = "tools"
+        got: list[Any] = []
+        cursor: str | None = None
+        rid = 0
+        while True:
+            rid += 1
+            req = list_request("tools/list", cursor, rid=rid)
+            if transport == "rpc":
+                answer = await over_rpc(binding, req)
+                assert isinstance(answer, dict)
+            else:
+                answer = await over_chat(binding, req, ALICE)
+            got.extend(answer["result"][key])
+            cursor = answer["result"].get("nextCursor")
+            if cursor is None:
+                break
+            if rid == 2:
+                await clock.advance(SNAPSHOT_TTL_S)
+    assert [t["name"] for t in got] == [f"tool_{i:03d}" for i in range(200)]
+    assert len(calls) == 2
+
+
+@pytest.mark.anyio
+async def test_two_callers_never_share_a_snapshot() -> None:
+    server, calls = counting_server([f"t{i:03d}" for i in range(80)], per_caller=True)
+    async with MCPBinding(server) as binding:
+        alice, _ = await every_page(binding, "tools/list", "chat", ALICE)
+        member, _ = await every_page(binding, "tools/list", "chat", MEMBER)
+        first = await over_chat(binding, list_request("tools/list"), ALICE)
+        # The member presents Alice's cursor: the server is asked for the member's list, which
+        # is not the list the cursor was made on.
+        stolen = await over_chat(
+            binding, list_request("tools/list", first["result"]["nextCursor"]), MEMBER
+        )
+    assert all(t["name"].startswith("chat_17_") for t in alice)
+    assert all(t["name"].startswith("chat_3/9_") for t in member)
+    assert len(alice) == len(member) == 80
+    assert calls == ["chat:@17", "chat:#3/9", "chat:@17", "chat:#3/9"]
+    assert stolen["error"]["code"] == -32602
+
+
+def server_page(size: int, version: str = "0" * 16) -> ServerPage:
+    return ServerPage((), None, {}, version, size)
+
+
+def test_snapshots_stay_within_their_entries_and_bytes_the_least_recently_used_going_first() -> (
+    None
+):
+    kept = ListSnapshots(ttl_s=30, max_entries=3, max_bytes=1000)
+    for i in range(3):
+        kept.put("alice", "tools/list", f"c{i}", server_page(100), now=0)
+    assert kept.get("alice", "tools/list", "c0", "0" * 16, now=1) is not None  # c0 used
+    kept.put("alice", "tools/list", "c3", server_page(100), now=1)
+    assert kept.entries == 3
+    assert kept.get("alice", "tools/list", "c1", "0" * 16, now=1) is None  # the oldest
+    assert kept.get("alice", "tools/list", "c0", "0" * 16, now=1) is not None
+    kept.put("alice", "tools/list", "big", server_page(900), now=1)
+    # c2 and then c3 went, the least recently used; c0 was read last.
+    assert kept.size == 1000
+    assert kept.get("alice", "tools/list", "c3", "0" * 16, now=1) is None
+    assert kept.get("alice", "tools/list", "c0", "0" * 16, now=1) is not None
+    assert kept.entries == 2
+    kept.put("alice", "tools/list", "huge", server_page(1001), now=1)
+    assert kept.get("alice", "tools/list", "huge", "0" * 16, now=1) is None
+    assert kept.size <= 1000
+
+
+def test_a_snapshot_is_found_only_by_its_owner_method_cursor_and_version_before_it_expires() -> (
+    None
+):
+    kept = ListSnapshots(ttl_s=30)
+    page = server_page(10, "ab" * 8)
+    kept.put("alice", "tools/list", None, page, now=100)
+    assert kept.get("alice", "tools/list", None, "ab" * 8, now=129.9) is page
+    assert kept.get("bob", "tools/list", None, "ab" * 8, now=100) is None
+    assert kept.get("alice", "prompts/list", None, "ab" * 8, now=100) is None
+    assert kept.get("alice", "tools/list", "c", "ab" * 8, now=100) is None
+    assert kept.get("alice", "tools/list", None, "cd" * 8, now=100) is None
+    assert kept.get("alice", "tools/list", None, "ab" * 8, now=130) is None
+    assert kept.entries == 0 and kept.size == 0
+
+
+def test_dropping_a_method_forgets_its_pages_of_every_owner_only() -> None:
+    kept = ListSnapshots()
+    for owner in ("alice", "bob"):
+        for method in LIST_METHODS:
+            kept.put(owner, method, None, server_page(10), now=0)
+    kept.drop(["tools/list"])
+    assert kept.entries == 6
+    assert kept.get("bob", "tools/list", None, "0" * 16, now=0) is None
+    assert kept.get("bob", "prompts/list", None, "0" * 16, now=0) is not None
+    kept.drop()
+    assert kept.entries == 0 and kept.size == 0
+
+
+def test_expired_snapshots_are_let_go_when_another_is_kept() -> None:
+    kept = ListSnapshots(ttl_s=30)
+    for i in range(10):
+        kept.put(f"caller{i}", "tools/list", None, server_page(10), now=0)
+    kept.put("late", "tools/list", None, server_page(10), now=31)
+    assert kept.entries == 1 and kept.size == 10
+
+
+@pytest.mark.parametrize("bound", ["ttl_s", "max_entries", "max_bytes"])
+def test_snapshot_bounds_must_be_positive(bound: str) -> None:
+    with pytest.raises(ValueError):
+        ListSnapshots(**{bound: 0})
+
+
+@pytest.mark.anyio
+async def test_many_callers_keep_the_binding_within_its_bounds() -> None:
+    server, calls = counting_server()
+    async with MCPBinding(server) as binding:
+        for i in range(300):
+            caller = Caller(f"chat:@{i}", TransportKind.CHAT, contact_id=i)
+            await over_chat(binding, list_request("tools/list"), caller)
+        kept = binding._list_snapshots
+        assert kept.entries <= 256
+        assert kept.size <= 8_000_000
+    assert len(calls) == 300
+
+
+def test_the_version_of_a_server_page_is_of_its_items_and_cursor_only() -> None:
+    one = read_server_page({"tools": [tool("a", "x")], "_meta": {"at": 1}}, "tools")
+    same = read_server_page({"tools": [tool("a", "x")], "_meta": {"at": 2}}, "tools")
+    other = read_server_page({"tools": [tool("b", "x")], "_meta": {"at": 1}}, "tools")
+    paged = read_server_page({"tools": [tool("a", "x")], "nextCursor": "n"}, "tools")
+    assert one.version == same.version
+    assert len({one.version, other.version, paged.version}) == 3
+    assert decode_cursor(
+        encode_cursor(PageCursor("tools/list", None, 1, one.version)), "tools/list"
+    )
+
+
+@pytest.mark.anyio
+async def test_a_pinned_cursor_of_a_server_page_that_changed_is_invalid() -> None:
+    items = [tool(f"t{i}", "d" * 500) for i in range(60)]
+    upstream = Upstream(items, None)
+    first = await next_page(
+        "tools/list", None, request_id=1, fetch=upstream.fetch, measure=rpc_measure()
+    )
+    assert isinstance(first, Page)
+    cursor = decode_cursor(first.response["result"]["nextCursor"], "tools/list")
+    assert cursor.snapshot is not None
+    unchanged = await next_page(
+        "tools/list", cursor, request_id=2, fetch=upstream.fetch, measure=rpc_measure()
+    )
+    assert isinstance(unchanged, Page)
+    assert unchanged.response["result"]["tools"][0] == items[first.items]
+    upstream.items.pop(0)
+    with pytest.raises(CursorError, match="changed"):
+        await next_page(
+            "tools/list", cursor, request_id=3, fetch=upstream.fetch, measure=rpc_measure()
+        )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(b64('{"v":1,"m":"tools/list","u":null,"o":0}'), id="version-1"),
+        pytest.param(b64('{"v":2,"m":"tools/list","u":null,"o":0,"s":"xyz"}'), id="bad-version"),
+        pytest.param(b64('{"v":2,"m":"tools/list","u":null,"o":0,"s":7}'), id="number-version"),
+        pytest.param(
+            b64('{"v":2,"m":"tools/list","u":null,"o":0,"s":"' + "A" * 16 + '"}'),
+            id="upper-case-version",
+        ),
+        pytest.param(b64('{"v":2,"m":"prompts/list","u":null,"o":0,"s":null}'), id="other-method"),
+    ],
+)
+def test_a_cursor_of_another_format_or_with_a_bad_version_is_refused(text: str) -> None:
+    with pytest.raises(CursorError):
+        decode_cursor(text, "tools/list")
