@@ -95,10 +95,11 @@ class CommunicationsEntry:
             (compare :attr:`protocol_names`).
         info: the free text after the first period, or ``""``.
         line: the line of the llms.txt file, when the entry came from one. Not compared.
-        problems: what a lenient reading tolerated in the item (an info written without the
-            space after the period: ``missing_space_before_info``), each an
-            :class:`~simplex_protocols.errors.LLMsTxtError` with its ``line``. A strict reading
-            raises them instead, so an entry it returns has none. Not compared.
+        problems: what a lenient reading tolerated in the item (``missing_space_before_info``,
+            ``duplicate_protocol``, ``bad_link_key``, ``continued_item``; see
+            ``docs/llmstxt.md``), each an :class:`~simplex_protocols.errors.LLMsTxtError` with
+            its ``line``. A strict reading raises them instead, so an entry it returns has
+            none. Not compared.
     """
 
     title: str
@@ -152,7 +153,7 @@ class CommunicationsSection:
     """The entries of the ``## Communications`` section(s) of a file, and what was wrong.
 
     Attributes:
-        entries: the valid entries, in file order.
+        entries: the entries read, in file order (with their tolerated problems, if any).
         problems: one :class:`~simplex_protocols.errors.LLMsTxtError` per item that was left
             out, and the problems of the entries that were kept in spite of them (see
             :attr:`CommunicationsEntry.problems`), each with its ``line`` and ``code``, in file

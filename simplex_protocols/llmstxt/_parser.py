@@ -130,12 +130,21 @@ def parse_communications_entry(
     (LLMS-TYPE-1), and an entry of another network must not carry a SimpleX link
     (LLMS-NOTES-2).
 
-    One departure from the grammar can be read without guessing: info written right after the
-    period, with no space (``... for agents.Ask.``; nothing before the period can hold one, so
-    the info is plain). ``strict`` (the default) refuses it with ``missing_space_before_info``
-    (LLMS-NOTES-6, -7 or -8 by type); ``strict=False`` keeps the entry, with the info after the
-    period, and reports the problem in :attr:`CommunicationsEntry.problems`. Everything else
-    that breaks the grammar is refused in both modes.
+    Three slips can be read without guessing, and ``strict`` (the default) refuses each while
+    ``strict=False`` keeps the entry and reports the slip in
+    :attr:`CommunicationsEntry.problems`:
+
+    - info written right after the period, with no space (``... for agents.Ask.``; nothing
+      before the period can hold one, so the info is plain): ``missing_space_before_info``
+      (LLMS-NOTES-6, -7 or -8 by type); the info is what follows the period;
+    - a protocol listed twice (``MCP, mcp``; names compare without letter case and the grammar
+      does not forbid a repeat): ``duplicate_protocol`` (LLMS-NOTES-5); the entry lists it once,
+      as first written;
+    - with ``validate``, a SimpleX link whose key is not base64url of the right length:
+      ``bad_link_key`` (LLMS-TYPE-1); the entry keeps the link as written, and its kind is not
+      checked (it cannot be read without the key).
+
+    Everything else that breaks the grammar or the link check is refused in both modes.
 
     Args:
         text: the item's line, without its line break.
@@ -159,16 +168,29 @@ def parse_communications_entry(
         if strict and tolerated:
             raise tolerated[0]
         if validate:
-            _validate(entry, None)
+            try:
+                _validate(entry, None)
+            except _Fail as link_fail:
+                if strict or link_fail.code not in _KEPT_LINK_PROBLEMS:
+                    raise
+                tolerated.append(link_fail)
     except _Fail as fail:
         if fail.position is None:
             fail.position = _url_position(text)
         raise _error(fail, text, line) from None
     if tolerated:
+        for slip in tolerated:
+            if slip.position is None:
+                slip.position = _url_position(text)
         entry = dataclasses.replace(
-            entry, problems=tuple(_error(fail, text, line) for fail in tolerated)
+            entry, problems=tuple(_error(slip, text, line) for slip in tolerated)
         )
     return entry
+
+
+#: Link problems a lenient reading reports on a kept entry instead of dropping it: the item is
+#: well formed and names a SimpleX address, only the link's key cannot be read.
+_KEPT_LINK_PROBLEMS = frozenset({"bad_link_key"})
 
 
 def _url_position(text: str) -> int:
@@ -426,7 +448,7 @@ def _parse_notes(
                 position,
             )
     else:
-        protocols = _check_protocols(extra, position)
+        protocols = _check_protocols(extra, position, tolerated)
     return network, address_type, audience, frequency, protocols, info
 
 
@@ -452,7 +474,8 @@ def _check_network(network: str, offset: int) -> str:
     return network
 
 
-def _check_protocols(values: list[str], position: int) -> tuple[str, ...]:
+def _check_protocols(values: list[str], position: int, tolerated: list[_Fail]) -> tuple[str, ...]:
+    kept: list[str] = []
     seen: set[str] = set()
     for value in values:
         if not value:
@@ -473,14 +496,22 @@ def _check_protocols(values: list[str], position: int) -> tuple[str, ...]:
             )
         lowered = value.lower()
         if lowered in seen:
-            raise _Fail(
-                f"protocol {value!r} is listed twice",
-                "duplicate_protocol",
-                "LLMS-NOTES-5",
-                position,
+            # LLMS-NOTES-5: the notes may write a name in any letter case, so "mcp, MCP" names
+            # one protocol twice. The grammar ("[, <protocol>]*") does not forbid a repeat:
+            # a lenient reader keeps the first spelling and reports the repeat, a strict one
+            # refuses the entry.
+            tolerated.append(
+                _Fail(
+                    f"protocol {value!r} is listed twice",
+                    "duplicate_protocol",
+                    "LLMS-NOTES-5",
+                    position,
+                )
             )
+            continue
         seen.add(lowered)
-    return tuple(values)
+        kept.append(value)
+    return tuple(kept)
 
 
 # --------------------------------------------------------------------------- validation
@@ -527,6 +558,16 @@ def _validate(entry: CommunicationsEntry, position: int | None) -> SimplexLink |
     try:
         link = parse_simplex_link(entry.url)
     except LinkError as exc:
+        if exc.code == "bad_link_key":
+            # The link has the form of a SimpleX link and its type letter, but its key is not
+            # base64url of the right length: a lenient reader keeps the entry with this problem
+            # (see _KEPT_LINK_PROBLEMS); the link's kind cannot be confirmed without its key.
+            raise _Fail(
+                f"the SimpleX link's key is not valid: {exc.reason}",
+                "bad_link_key",
+                "LLMS-TYPE-1",
+                position,
+            ) from None
         raise _Fail(
             f"a SimpleX entry needs a SimpleX link: {exc.reason} ({exc.code})",
             "not_a_simplex_link",
@@ -566,8 +607,11 @@ def parse_llms_txt(
     sections, text between items, blank lines, code blocks (never read as headings or items),
     a byte-order mark, CRLF or CR line ends, tabs. An item that is not a valid entry, a nested
     item and an over-indented item each become a problem with its line, and reading goes on.
-    An entry read in spite of a tolerable departure (info without the space after the period,
-    see :func:`parse_communications_entry`) is kept, and its problem listed too.
+    An entry read in spite of a tolerable departure (see :func:`parse_communications_entry`) is
+    kept, and its problem listed too. So is an item whose paragraph goes on in indented lines
+    right below it: the lines are joined with a space (Markdown reads the line break as one),
+    so their text is part of the info, and the problem ``continued_item`` names the first
+    continuation line.
 
     Args:
         text: the file, as text or as UTF-8 bytes (invalid bytes become U+FFFD).
@@ -600,11 +644,48 @@ def parse_llms_txt(
     problems: list[LLMsTxtError] = []
     fence: tuple[str, int] | None = None
     item_open = False
+    # The item being read: its line number and its lines, the first one whole and the indented
+    # continuation lines of its paragraph stripped. It is parsed when its paragraph ends.
+    pending: tuple[int, list[str]] | None = None
 
     def problem(exc: LLMsTxtError) -> None:
         if strict:
             raise exc
         problems.append(exc)
+
+    def flush() -> None:
+        nonlocal pending
+        if pending is None:
+            return
+        number, parts = pending
+        pending = None
+        continued: LLMsTxtError | None = None
+        if len(parts) > 1:
+            # LLMS-ITEM-1 and LLMS-NOTES-9: the item is one Markdown paragraph, so an indented
+            # line right below it continues its notes (Markdown reads the line break as a
+            # space) and its text belongs to the info. A lenient reader joins the lines and
+            # reports it, since a reader that reads one line per item would lose that text; a
+            # strict one refuses the item.
+            continued = LLMsTxtError(
+                "the item continues on the next line; its notes are read as one line",
+                code="continued_item",
+                requirement="LLMS-ITEM-1",
+                position=0,
+                input_excerpt=parts[1],
+                line=number + 1,
+            )
+            if strict:
+                raise continued
+        try:
+            item = " ".join([parts[0].rstrip(" \t"), *parts[1:]]) if continued else parts[0]
+            entry = parse_communications_entry(item, line=number, validate=validate, strict=strict)
+        except LLMsTxtError as exc:
+            problem(exc)
+            return
+        if continued is not None:
+            entry = dataclasses.replace(entry, problems=(*entry.problems, continued))
+        entries.append(entry)
+        problems.extend(entry.problems)
 
     count = len(lines)
     i = 0
@@ -622,11 +703,13 @@ def parse_llms_txt(
                 fence = None
             continue
         if not stripped:
+            flush()  # a blank line ends the item's paragraph
             continue
         first = stripped[0]
         if first in "`~" and stripped[:3] in ("```", "~~~"):
             fence_match = _FENCE_RE.fullmatch(raw)
             if fence_match is not None and not (first == "`" and "`" in fence_match.group(2)):
+                flush()
                 fence = (first, len(fence_match.group(1)))
                 continue
 
@@ -660,6 +743,7 @@ def parse_llms_txt(
                 )
                 if in_section and section_line is None:
                     section_line = number
+            flush()
             item_open = False
             continue
 
@@ -668,13 +752,20 @@ def parse_llms_txt(
                 summary = stripped[1:].strip()
             continue
         if first in "-*_" and "[" not in raw and _THEMATIC_RE.fullmatch(raw) is not None:
+            flush()
             item_open = False
             continue
         item = _ITEM_RE.match(raw)
         if item is None:
             if _indent_width(raw[: len(raw) - len(raw.lstrip())]) < 2:
+                flush()
                 item_open = False  # text between items ends the previous item
+            elif pending is not None and first != ">":
+                pending[1].append(stripped)
+            else:
+                flush()  # a block quote, or text after a nested item, is not the notes
             continue
+        flush()
         indent = _indent_width(item.group(1))
         if indent >= 2 and item_open:
             problem(
@@ -701,13 +792,8 @@ def parse_llms_txt(
             )
             continue
         item_open = True
-        try:
-            entry = parse_communications_entry(raw, line=number, validate=validate, strict=strict)
-        except LLMsTxtError as exc:
-            problem(exc)
-            continue
-        entries.append(entry)
-        problems.extend(entry.problems)
+        pending = (number, [raw])
+    flush()
 
     section = (
         CommunicationsSection(tuple(entries), tuple(problems), section_line)
