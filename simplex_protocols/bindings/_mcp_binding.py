@@ -181,8 +181,9 @@ class _DispatchContext:
         try:
             await self.sink(message)
         except MessageTooLargeError:
-            # AMB-31 (reading A): a notification that does not fit in a message is dropped;
-            # notifications are optional (MCP-MSG-3), the response still comes.
+            # A sink that cannot send a notification whole (the chat transport replaces one
+            # over the limit instead, AMB-31 reading B): notifications are optional
+            # (MCP-MSG-3), so the request goes on.
             logger.debug("dropped %s: over the message size limit", method)
         except Exception:
             # Notifications are advisory, as on every SDK transport: a failed send must not
@@ -811,8 +812,8 @@ def oversize_error(message: Mapping[str, Any]) -> dict[str, Any]:
     """The replacement for an MCP reply over the size limit (MCP-MSG-7).
 
     A JSON-RPC error -32603 with the id of ``message`` (``null`` when it has none). It replaces
-    the response; a notification over the limit is not replaced but dropped by the chat
-    transport (AMB-31, reading A), since notifications are optional and the response follows.
+    the response, and in a conversation also a notification over the limit (the chat
+    transport passes the request then, so the error has its id; AMB-31, reading B).
     """
     # MCP-MSG-7: "A response above the size limit is replaced with a JSON-RPC error with code
     # -32603 in a conversation".

@@ -173,8 +173,8 @@ class ChatResponder(EventResponder):
       (AMB-27), quoting the command;
     - otherwise the binding answers: each message it emits is one reply quoting the command,
       in order (CALL-REP-1); a reply over the size limit is replaced by the binding's error,
-      which ends the answer (CALL-SIZE-3; an oversize JSON-RPC notification is dropped
-      instead, AMB-31); a binding that raises, or a call cut short by a shutdown, gets the
+      which ends the answer (CALL-SIZE-3; a notification is a reply too, so an oversize
+      notification is replaced the same way, AMB-31 reading B); a binding that raises, or a call cut short by a shutdown, gets the
       binding's internal error as its last reply (:func:`internal_error_for`).
 
     Our own messages are never answered, and edits of a command are not new commands.
@@ -389,32 +389,35 @@ class ChatResponder(EventResponder):
             return
         binding = state.binding
         note = _is_notification(message)
+
+        def oversize(replaced: Mapping[str, Any]) -> Mapping[str, Any] | str:
+            # A notification has no id: its replacement answers the request (AMB-31, B).
+            if note and state.request is not None:
+                return binding.oversize_error(state.request)
+            return binding.oversize_error(replaced)
+
         try:
             reply = build_reply(
                 message,
                 command_item_id=state.command_item_id,
                 command_text=state.command_text,
                 in_group=state.in_group,
-                oversize=binding.oversize_error,
+                oversize=oversize,
             )
         except MessageTooLargeError:
             # Even the binding's error does not fit beside the quoted command: the core quotes
             # it whole (AMB-33), so the error goes without the quote; CALL-BOT-1 still holds.
-            await self._answer_unquoted(state, message)
+            await self._answer_unquoted(state, oversize(message))
             return
         except CallFormatError:
             logger.error("the %s binding emitted a message that is not JSON", binding.name)
             return
-        if reply.replaced and note:
-            # AMB-31 reading A: an oversize notification is dropped; the answer goes on.
-            logger.info("an oversize notification was dropped")
-            return
         sent = await self._send(state, reply)
-        if sent == "large" and not reply.replaced and not note:
+        if sent == "large" and not reply.replaced:
             # The core counted more than our model: send the binding's error instead.
             try:
                 replacement = build_reply(
-                    binding.oversize_error(message),
+                    oversize(message),
                     command_item_id=state.command_item_id,
                     command_text=state.command_text,
                     in_group=state.in_group,
@@ -439,13 +442,11 @@ class ChatResponder(EventResponder):
         elif state.request is not None and binding.is_final(state.request, message):
             state.ended = True
 
-    async def _answer_unquoted(self, state: _Answering, message: Mapping[str, Any]) -> None:
-        """Send the binding's error for ``message`` without quoting the command (AMB-33)."""
+    async def _answer_unquoted(self, state: _Answering, error: Mapping[str, Any] | str) -> None:
+        """Send the binding's ``error`` without quoting the command (AMB-33)."""
         state.ended = True
         try:
-            reply = build_unquoted_error(
-                state.binding.oversize_error(message), in_group=state.in_group
-            )
+            reply = build_unquoted_error(error, in_group=state.in_group)
         except (MessageTooLargeError, CallFormatError) as exc:
             logger.error("cannot reply to a command: %s", exc)
             state.unanswerable = True

@@ -1058,7 +1058,7 @@ async def test_mcp_msg_7_oversize_response_is_replaced_with_internal_error(
 
 @pytest.mark.anyio
 @pytest.mark.requirement("MCP-MSG-3", "MCP-MSG-7")
-async def test_mcp_msg_7_oversize_notification_is_dropped_and_the_answer_goes_on(
+async def test_mcp_msg_7_oversize_notification_is_replaced_and_ends_the_answer(
     binding: MCPBinding,
 ) -> None:
     req = call("chatty", token="c")
@@ -1066,22 +1066,24 @@ async def test_mcp_msg_7_oversize_notification_is_dropped_and_the_answer_goes_on
     sent: list[dict[str, Any]] = []
 
     async def emit(message: dict[str, Any]) -> None:
+        # what the chat transport does (AMB-31, reading B): a notification is a reply, an
+        # oversize reply is replaced by the error for the request, which ends the answer
+        if sent and "error" in sent[-1]:
+            return
         reply = build_reply(
             message,
             command_item_id=1,
             command_text=command,
             in_group=True,
-            oversize=binding.oversize_error,
+            oversize=lambda m: binding.oversize_error(req if "method" in m else m),
         )
-        if reply.replaced and "method" in message:
-            return  # what the chat transport does: AMB-31, reading A
         sent.append(_wire.loads(reply.text))
 
     with anyio.fail_after(5):
         await binding.handle_chat(req, MEMBER, emit)
-    assert [m.get("method") for m in sent] == ["notifications/progress", None]
-    assert sent[0]["params"]["message"] == "small"
-    assert text_of(sent[1]) == "ok"
+    # the large progress comes first: its replacement is the whole answer
+    assert len(sent) == 1
+    assert sent[0]["id"] == req["id"] and sent[0]["error"]["code"] == -32603
 
 
 def test_oversize_error_keeps_a_valid_id_only(hooks: Hooks) -> None:

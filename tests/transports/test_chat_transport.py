@@ -164,8 +164,11 @@ async def test_call_size_3_an_oversize_reply_is_replaced_by_the_bindings_error()
         assert d.records[0].outcome == "replaced"
 
 
-async def test_an_oversize_notification_is_dropped_and_the_answer_goes_on() -> None:
-    # AMB-31 reading A: a notification that does not fit is dropped, not replaced.
+@pytest.mark.requirement("CALL-SIZE-3")
+async def test_an_oversize_notification_is_replaced_by_the_error_which_ends_the_answer() -> None:
+    # AMB-31 reading B: a notification is sent as a reply, and a reply over the limit is
+    # replaced by the binding's error; the error answers the request (its id), so it ends
+    # the answer and the response that would have followed is not sent.
     async with Net() as net:
         d = await _direct(net)
         with anyio.fail_after(WAIT_S):
@@ -175,9 +178,14 @@ async def test_an_oversize_notification_is_dropped_and_the_answer_goes_on() -> N
                 rpc_request(4, notify=2, big_note=16_000),
                 final=d.binding,
             )
-        assert [r.message for r in result.replies] == [_response(4, notify=2, big_note=16_000)]
+            await d.bot.settle()
+            await d.alice.settle()
+        assert [r.message for r in result.replies] == [
+            {"jsonrpc": "2.0", "id": 4, "error": {"code": -32603, "message": "response too large"}}
+        ]
+        assert len(d.alice.received()) == 1
         await until(lambda: bool(d.records))
-        assert d.records[0].outcome == "answered"
+        assert d.records[0].outcome == "replaced"
 
 
 async def test_messages_after_a_replacement_are_not_sent() -> None:
