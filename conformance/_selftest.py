@@ -339,8 +339,12 @@ def _mutants(
     if options.jobs > 1 and len(jobs) > 1:
         # Each mutant runs on its own simulated network: they are independent, and the mutant
         # clients are processes, so a few run side by side; results keep the catalogue's order.
-        with concurrent.futures.ThreadPoolExecutor(max_workers=options.jobs) as pool:
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=options.jobs)
+        try:
             results = list(pool.map(run_one, jobs))
+        finally:
+            # On Ctrl-C the mutants not started yet are dropped, not run to the end first.
+            pool.shutdown(wait=True, cancel_futures=True)
     else:
         results = [run_one(job) for job in jobs]
     for (side, mutant), (outcome, took) in zip(jobs, results, strict=True):

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+from simplex_protocols._groups import run_interruptible
 from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT, OutputClosedError, guard_output
 
 from ._baseline import (
@@ -740,6 +741,12 @@ def main(
         argv=args_list,
         progress=progress,
     )
+    return run_interruptible(
+        lambda: _main(ctx, args_list), program="simplex-conformance", stderr=ctx.stderr
+    )
+
+
+def _main(ctx: _Context, args_list: list[str]) -> int:
     parser = _parser()
     _HELP_STREAM.append(ctx.stdout)
     try:

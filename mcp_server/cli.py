@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from simplex_protocols._groups import run_interruptible
 from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT, guarded_stdout, is_output_closed
 from simplex_protocols.coretext import mk_valid_name as mk_valid_name
 
@@ -300,7 +301,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     with guarded_stdout():
         try:
-            return _main(args)
+            # `serve` stops on SIGINT itself, as the plan says ("Stopped.", exit 0); Ctrl-C
+            # anywhere else (start-up, register) ends with one line and 130.
+            return run_interruptible(lambda: _main(args), program="simplex-mcp", stderr=sys.stderr)
         except Exception as exc:
             if is_output_closed(exc):
                 return OUTPUT_CLOSED_EXIT

@@ -14,8 +14,9 @@ catch them.
 from __future__ import annotations
 
 import errno
+import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 __all__ = [
     "BackendUnavailableError",
@@ -499,13 +500,34 @@ class BindingConfigError(SimplexError, ValueError):
 # --------------------------------------------------------------------------- core and I/O errors
 
 
+#: The arguments of a core command that hold a secret: ``sign_key=`` of ``/_service_request``
+#: is the requester's Ed25519 private key (RPC-SIG-1).
+_SECRET_ARGUMENT: Final = re.compile(r"(?<![^\s])(sign_key=)\S+")
+
+#: What stands for a secret argument's value in an error.
+_REDACTED: Final = "<redacted>"
+
+
+def _redacted(command: str | None) -> str | None:
+    """``command`` with the value of every secret argument replaced by ``<redacted>``.
+
+    Errors keep the command that failed, and errors end up in logs, reprs, pickles and bug
+    reports; the requester's private key must reach none of them, so it is removed where the
+    command enters an error, once for every error class that keeps one.
+    """
+    if command is None:
+        return None
+    return _SECRET_ARGUMENT.sub(lambda m: m.group(1) + _REDACTED, command)
+
+
 class CoreError(SimplexError):
     """The chat core answered a command with an error (``chatCmdError`` or ``chatError``).
 
     Attributes:
         chat_error: the core's ChatError object, unchanged.
         response: the whole response object as received.
-        command: the command that failed, when known.
+        command: the command that failed, when known, with the value of a secret argument
+            (``sign_key=``) replaced by ``<redacted>``.
     """
 
     code = "core_error"
@@ -519,7 +541,7 @@ class CoreError(SimplexError):
     ) -> None:
         self.chat_error: Mapping[str, Any] = chat_error
         self.response: Mapping[str, Any] = response if response is not None else {}
-        self.command = command
+        self.command = _redacted(command)
         super().__init__(self.describe())
 
     @property
@@ -642,7 +664,8 @@ class UnexpectedResponseError(RemoteProtocolError):
         expected: the response type tags the caller accepts.
         received: the tag that arrived (``""`` when the response had none).
         response: the response object as received.
-        command: the command that was answered, when known.
+        command: the command that was answered, when known (a secret argument's value
+            replaced, as in :class:`CoreError`).
         code: ``"unexpected_response"``, or ``"malformed_frame"`` for a frame without a
             response object.
     """
@@ -665,7 +688,7 @@ class UnexpectedResponseError(RemoteProtocolError):
         self.expected = expected
         self.received = received
         self.response: Mapping[str, Any] = response if response is not None else {}
-        self.command = command
+        self.command = _redacted(command)
         self.code = code
 
 

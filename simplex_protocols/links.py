@@ -218,8 +218,11 @@ _VERSION_RE = re.compile(r"[0-9]{1,5}(?:-[0-9]{1,5})?")
 # invisible format characters that make two different links look the same.
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _HOST_PORT_RE = re.compile(r"(.*?)(?::([0-9]*))?", re.DOTALL)
+# Lone surrogates (U+D800 to U+DFFF) too: they are no characters, a str holds them only when
+# it was decoded with "surrogateescape" (a command line argument of invalid UTF-8), and they
+# cannot be encoded to measure a name's bytes.
 _BAD_CHAR_RE = re.compile(
-    r"[\x00-\x20\x7f-\xa0\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]"
+    r"[\x00-\x20\x7f-\xa0\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]"
 )
 
 

@@ -375,6 +375,10 @@ class A2ABinding:
             ``referenceTaskIds`` to the agent (``RequestContext.related_tasks``).
         clock: the clock of the Service RPC budget (tests pass a ``ManualClock``).
         sdk_logger: where the SDK's log records go (:func:`route_a2a_sdk_logs`).
+        owner_scope: a name of this bot, unique among the bots that share ``database``: tasks
+            and context pins are kept as the scope's, so two bots on one database keep their
+            callers apart (a caller key such as ``chat:@17`` is only this bot's contact 17).
+            ``ResponderBot`` sets one when given a ``task_database``.
 
     Raises:
         BindingConfigError: ``bad_version`` (a version not Major.Minor, not 1.x, or none),
@@ -396,6 +400,7 @@ class A2ABinding:
         populate_referred_tasks: bool = False,
         clock: Clock | None = None,
         sdk_logger: logging.Logger | None = None,
+        owner_scope: str | None = None,
     ) -> None:
         versions = tuple(versions)
         if not versions:
@@ -428,7 +433,7 @@ class A2ABinding:
             extended_card
         )
         self.set_address(address)
-        self._store: StoreParts = open_store(database, _owner_of)
+        self._store: StoreParts = open_store(database, _owner_of, owner_scope=owner_scope)
         self._executor = agent_executor
         self._populate_referred_tasks = populate_referred_tasks
         self._interrupted_task_timeout_s = interrupted_task_timeout_s

@@ -30,6 +30,7 @@ __all__ = [
     "ContextPins",
     "DatabaseContextPins",
     "MemoryContextPins",
+    "ScopedContextPins",
     "StoreParts",
     "open_store",
     "task_database_url",
@@ -113,6 +114,12 @@ def _create_engine(url: str) -> AsyncEngine:
         ) from exc
 
 
+def _one_line(exc: BaseException) -> str:
+    """The first line of an error, with its type when the text alone says little."""
+    text = " ".join(str(exc).strip().splitlines()[:1]) if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 class ContextPins(Protocol):
     """Which caller owns each context ID (A2A-AUTHZ-2): the first one to use it."""
 
@@ -192,6 +199,29 @@ class DatabaseContextPins:
         return owner if current is None else current
 
 
+class ScopedContextPins:
+    """Context pins whose owners are prefixed with a bot's scope (see :func:`open_store`).
+
+    The binding compares what :meth:`claim` returns with the caller's own key, so a context
+    pinned by another bot's caller comes back as a key that matches no caller of this bot.
+    """
+
+    def __init__(self, pins: ContextPins, scope: str) -> None:
+        self.inner = pins
+        self._prefix = f"{scope}|"
+
+    async def claim(self, context_id: str, owner: str) -> str:
+        return self._unscoped(await self.inner.claim(context_id, self._prefix + owner))
+
+    async def owner_of(self, context_id: str) -> str | None:
+        owner = await self.inner.owner_of(context_id)
+        return None if owner is None else self._unscoped(owner)
+
+    def _unscoped(self, owner: str) -> str:
+        # A pin of another scope keeps its prefix: it is no key of a caller of this bot.
+        return owner[len(self._prefix) :] if owner.startswith(self._prefix) else owner
+
+
 class StoreParts:
     """The task store, the context pins, and what closes them."""
 
@@ -208,13 +238,40 @@ class StoreParts:
         self.url = url
 
     async def initialize(self) -> None:
-        """Create the tables (tasks and context pins) when they are missing."""
+        """Create the tables (tasks and context pins) when they are missing.
+
+        Raises:
+            BindingConfigError: ``database_unavailable``: the database cannot be reached or
+                used (no server there, no such database, refused credentials, ...); the
+                message is one line, with the URL's password hidden, and the driver's error
+                is the ``__cause__``.
+        """
         from a2a.server.tasks import DatabaseTaskStore
 
-        if isinstance(self.task_store, DatabaseTaskStore):
-            await self.task_store.initialize()
-        if isinstance(self.pins, DatabaseContextPins):
-            await self.pins.initialize()
+        try:
+            if isinstance(self.task_store, DatabaseTaskStore):
+                await self.task_store.initialize()
+            pins = self.pins.inner if isinstance(self.pins, ScopedContextPins) else self.pins
+            if isinstance(pins, DatabaseContextPins):
+                await pins.initialize()
+        except Exception as exc:
+            if self.engine is not None:
+                with anyio.CancelScope(shield=True):
+                    await self.engine.dispose()
+            # Whatever the driver raises (OSError for a refused connection, its own errors
+            # for a missing database or bad credentials, SQLAlchemy's wrappers), the bot's
+            # owner needs one line that names the database, not the driver's traceback.
+            raise BindingConfigError(
+                f"the task database {self._shown_url()} cannot be used: {_one_line(exc)}",
+                code="database_unavailable",
+            ) from exc
+
+    def _shown_url(self) -> str:
+        from sqlalchemy.engine import make_url
+
+        if self.url is None:
+            return "(none)"
+        return make_url(self.url).render_as_string(hide_password=True)
 
     async def aclose(self) -> None:
         """Release the database connections."""
@@ -225,12 +282,35 @@ class StoreParts:
 def open_store(
     database: str | os.PathLike[str] | None,
     owner_resolver: Callable[[ServerCallContext], str],
+    *,
+    owner_scope: str | None = None,
 ) -> StoreParts:
     """Build the task store and context pins for ``database`` (``None``: in memory).
 
+    Args:
+        database: the task database (see :func:`task_database_url`), or ``None``.
+        owner_resolver: the caller's owner key of a request.
+        owner_scope: a name of the bot, unique among the bots that share ``database``; every
+            owner is kept as ``SCOPE|KEY``. Caller keys are the bot's own (``chat:@17`` is
+            contact 17 of this bot's chat database), so two bots on one database would
+            otherwise see each other's callers' tasks (A2A-AUTHZ-2).
+
     Raises:
-        BindingConfigError: ``bad_database_url`` or ``driver_missing``.
+        BindingConfigError: ``bad_database_url`` or ``driver_missing``; ``bad_setting`` for an
+            empty ``owner_scope`` or one with ``|``.
     """
+    if owner_scope is not None:
+        if not owner_scope or "|" in owner_scope:
+            raise BindingConfigError(
+                "owner_scope is a non-empty name without '|'", code="bad_setting"
+            )
+        unscoped = owner_resolver
+        prefix = f"{owner_scope}|"
+
+        def scoped(context: ServerCallContext) -> str:
+            return prefix + unscoped(context)
+
+        owner_resolver = scoped
     if database is None:
         from a2a.server.tasks import InMemoryTaskStore
 
@@ -242,4 +322,7 @@ def open_store(
     url = task_database_url(database)
     engine = _create_engine(url)
     store = DatabaseTaskStore(engine, create_table=True, owner_resolver=owner_resolver)
-    return StoreParts(store, DatabaseContextPins(engine), engine, url)
+    pins: ContextPins = DatabaseContextPins(engine)
+    if owner_scope is not None:
+        pins = ScopedContextPins(pins, owner_scope)
+    return StoreParts(store, pins, engine, url)

@@ -6,6 +6,7 @@ import functools
 import inspect
 import logging
 import os
+import secrets
 import signal
 import sys
 from collections.abc import (
@@ -25,6 +26,7 @@ import anyio
 import anyio.abc
 
 from simplex_protocols._clock import Clock, SystemClock
+from simplex_protocols._groups import first_error
 from simplex_protocols.bindings import Binding
 from simplex_protocols.core import (
     Capability,
@@ -91,6 +93,8 @@ DEFAULT_SERVES: Final = ("agent",)
 _LIB_DB_PREFIX: Final = "simplex"
 _A2A_DATABASE: Final = "a2a.sqlite"
 _MCP_SECRET: Final = "mcp-request-state.secret"
+#: This bot's name among the bots that share a ``task_database`` (see A2ABinding owner_scope).
+_A2A_OWNER_SCOPE: Final = "a2a-owner-scope"
 
 #: ``shortDescr``: "short description limited to 160 characters" (simplex-chat Types.hs).
 _MAX_DESCRIPTION_CHARS: Final = 160
@@ -121,13 +125,6 @@ def _default_mcp_versions() -> tuple[str, ...]:
 
     # Newest first: ``versions`` is in the bot's order of preference (DECL-PROTO-4).
     return tuple(reversed(MODERN_PROTOCOL_VERSIONS))
-
-
-def _unwrap(group: BaseException) -> BaseException:
-    """The one exception of a task group's exception group (or the group itself)."""
-    while isinstance(group, BaseExceptionGroup) and len(group.exceptions) == 1:
-        group = group.exceptions[0]
-    return group
 
 
 class ResponderBot:
@@ -551,7 +548,7 @@ class ResponderBot:
                 chat_core = await stack.enter_async_context(self._entered_core(core))
                 await self._serve_on(chat_core, stack, task_status)
         except BaseExceptionGroup as group:
-            raise _unwrap(group) from None
+            raise first_error(group) from None
         finally:
             self._running = False
             self._responders = []
@@ -618,6 +615,13 @@ class ResponderBot:
                             else self._data.file(_A2A_DATABASE)
                         ),
                         clock=self._clock,
+                        # A task database given by URL may be shared by several bots; the
+                        # SQLite file in the data folder is this bot's alone.
+                        owner_scope=(
+                            _owner_scope(self._data.file(_A2A_OWNER_SCOPE))
+                            if self._task_database is not None
+                            else None
+                        ),
                     )
             with _quiet_missing_interfaces():
                 self._a2a_binding = await stack.enter_async_context(a2a_binding)
@@ -665,6 +669,10 @@ class ResponderBot:
         used = self._capabilities_used()
         parsed = await probe_core(api, [c for c in used if c not in _READ_BACK])
         self._declarations = self._degraded(parsed)
+        known = settings.get("address")
+        # The bindings open first: a task database that cannot be used stops the bot before
+        # it touches its profile (BindingConfigError, one line and exit 1 from run()).
+        bindings = await self._open_bindings(stack, known if isinstance(known, str) else None)
         user, _ = await set_up_user(
             api,
             self._profile,
@@ -672,8 +680,6 @@ class ResponderBot:
             user_id=saved_user if isinstance(saved_user, int) else None,
         )
         self._user_id = user_id = int(user["userId"])
-        known = settings.get("address")
-        bindings = await self._open_bindings(stack, known if isinstance(known, str) else None)
         chat_protocols = self._declarations.protocols_for("chat")
         rpc_protocols = self._declarations.protocols_for("rpc")
         responders: list[Any] = []
@@ -877,7 +883,7 @@ class ResponderBot:
                 with anyio.CancelScope(shield=True):
                     await self.shutdown()
         except BaseExceptionGroup as group:
-            raise _unwrap(group) from None
+            raise first_error(group) from None
 
     # ------------------------------------------------------------------ running a program
 
@@ -952,7 +958,7 @@ class ResponderBot:
                     if inspect.isawaitable(ready):
                         tg.start_soon(_wait_for, ready)
         except BaseExceptionGroup as group:
-            raise _unwrap(group) from None
+            raise first_error(group) from None
 
     async def _watch_signals(self, scope: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -992,6 +998,18 @@ _READ_BACK: Final = frozenset({Capability.PROTOCOLS_PREFERENCE, Capability.ADDRE
 def _lacks(caps: CoreCapabilities, capability: Capability) -> bool:
     """Whether the core was found without ``capability`` (an unknown one is tried)."""
     return caps.status(capability) is CapabilityStatus.MISSING
+
+
+def _owner_scope(path: Path) -> str:
+    """This bot's random scope in a shared task database: read from ``path``, or made once."""
+    try:
+        scope = path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        scope = ""
+    if not scope:
+        scope = secrets.token_hex(12)
+        path.write_text(scope + "\n", encoding="ascii")
+    return scope
 
 
 def _mapping(value: Any) -> Mapping[str, Any] | None:

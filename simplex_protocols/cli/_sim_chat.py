@@ -353,7 +353,5 @@ async def _run(url: str, display_name: str) -> int:
 def run_chat(user: str, port: int, display_name: str | None = None) -> int:
     """Run the client for ``user`` of the ``simplex-sim serve`` on ``port``; the exit code."""
     url = f"ws://127.0.0.1:{port}/{user}"
-    try:
-        return anyio.run(_run, url, display_name or user)
-    except KeyboardInterrupt:
-        return 0
+    # Ctrl-C: the KeyboardInterrupt that simplex-sim's main reports (one line, 130).
+    return anyio.run(_run, url, display_name or user)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import anyio
 
+from simplex_protocols._groups import first_error, run_interruptible
 from simplex_protocols._stdio import OutputClosedError, guard_output, is_output_closed
 
 from ._call_args import CLIError, ExitCode, parse_command_line
@@ -110,13 +111,7 @@ async def _run(argv: list[str], out: TextIO, err: TextIO, env: Environment) -> i
         if is_output_closed(exc):
             # Not a failure of the call: the reader has what it wanted (`| head`).
             raise OutputClosedError(out) from exc
-        return report_failure(console, failure_of(_unwrap(exc)))
-
-
-def _unwrap(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
+        return report_failure(console, failure_of(first_error(exc)))
 
 
 def main(
@@ -133,8 +128,8 @@ def main(
     Returns the exit status (the console script exits with it). Ctrl-C gives 130.
     """
     args = list(sys.argv[1:] if argv is None else argv)
-    try:
-        return anyio.run(
+    return run_interruptible(
+        lambda: anyio.run(
             lambda: run(
                 args,
                 network=network,
@@ -144,10 +139,10 @@ def main(
                 environ=environ,
             ),
             backend="asyncio",
-        )
-    except KeyboardInterrupt:
-        (stderr if stderr is not None else sys.stderr).write("simplex-call: interrupted\n")
-        return int(ExitCode.INTERRUPTED)
+        ),
+        program="simplex-call",
+        stderr=stderr if stderr is not None else sys.stderr,
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

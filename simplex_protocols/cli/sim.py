@@ -17,6 +17,7 @@ from pathlib import Path
 
 import anyio
 
+from simplex_protocols._groups import INTERRUPTED_EXIT, run_interruptible
 from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT, guarded_stdout, is_output_closed
 from simplex_protocols.sim import CORE_PROFILES, SimNetwork, SimServer
 
@@ -174,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     with guarded_stdout():
         try:
-            return _main(argv)
+            return run_interruptible(lambda: _main(argv), program="simplex-sim", stderr=sys.stderr)
         except Exception as exc:
             if is_output_closed(exc):
                 return EXIT_OUTPUT_CLOSED
@@ -194,10 +195,8 @@ def _main(argv: list[str] | None) -> int:
     except (OSError, ValueError) as exc:
         print(f"simplex-sim: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
-    try:
-        return anyio.run(_serve, network, args)
-    except KeyboardInterrupt:
-        return EXIT_OK
+    # Ctrl-C before the server listens is the KeyboardInterrupt that main() reports.
+    return anyio.run(_serve, network, args)
 
 
 def _chat(args: argparse.Namespace) -> int:
@@ -239,30 +238,37 @@ async def _serve(network: SimNetwork, args: argparse.Namespace) -> int:
             print(f"simplex-sim: cannot listen on 127.0.0.1:{args.port}: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
     state: Path | None = args.state
+    stopped_by = signal.SIGTERM
     try:
-        profile = (
-            "" if network.core_profile.name == "spec" else f", cores as {network.core_profile.name}"
-        )
-        print(
-            "simplex-sim: simulated SimpleX network (a test double, not SimpleX), seed "
-            f"{network.seed}{profile}, listening on ws://127.0.0.1:{server.port}",
-            flush=True,
-        )
-        for name in network.core_names:
-            print(f"  {name}: {server.url(name)}", flush=True)
-        async with anyio.create_task_group() as tg:
-            if state is not None:
-                tg.start_soon(_save_loop, network, state, args.save_every)
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for _ in signals:
+        # The signals are received before the endpoints are announced: a client (or a test)
+        # that stops the server as soon as it reads them gets the ordinary stop.
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            profile = (
+                ""
+                if network.core_profile.name == "spec"
+                else f", cores as {network.core_profile.name}"
+            )
+            print(
+                "simplex-sim: simulated SimpleX network (a test double, not SimpleX), seed "
+                f"{network.seed}{profile}, listening on ws://127.0.0.1:{server.port}",
+                flush=True,
+            )
+            for name in network.core_names:
+                print(f"  {name}: {server.url(name)}", flush=True)
+            async with anyio.create_task_group() as tg:
+                if state is not None:
+                    tg.start_soon(_save_loop, network, state, args.save_every)
+                async for signum in signals:
+                    stopped_by = signal.Signals(signum)
                     break
-            tg.cancel_scope.cancel()
+                tg.cancel_scope.cancel()
     finally:
         await server.aclose()
         if state is not None:
             network.save(state)
     print("simplex-sim: stopped", flush=True)
-    return EXIT_OK
+    # Ctrl-C ends with 130 as every console script's does; SIGTERM is an ordinary stop.
+    return INTERRUPTED_EXIT if stopped_by == signal.SIGINT else EXIT_OK
 
 
 async def _save_loop(network: SimNetwork, state: Path, every: float) -> None:

@@ -79,6 +79,8 @@ HARD_STOP_MARGIN_S: Final = 5.0
 ResponseLimit = Literal["recommended", "padded"]
 
 _ANONYMOUS_KEY: Final = "\x00anonymous"
+#: The one key of the limit for all signed requests together.
+_SIGNED_KEY: Final = "\x00signed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +112,8 @@ class ServiceRPCResponder(EventResponder):
     Each ``serviceRequest`` event gets exactly one envelope, sent with ``/_service_response``
     within the 180 s window (RPC-LIM-1):
 
-    - ``rate_limited`` with ``retryAfter``: over ``rate_limit`` for its signer key, or over
+    - ``rate_limited`` with ``retryAfter``: over ``rate_limit`` for its signer key, over
+      ``signed_rate_limit`` for signed requests taken together, or over
       ``anonymous_rate_limit`` for unsigned requests taken together; also when every slot is
       busy until the window would close;
     - ``bad_request``: an invalid envelope (RPC-ERR-4), a ``requestKey`` that is not the
@@ -136,6 +139,11 @@ class ServiceRPCResponder(EventResponder):
         user_id: answer only requests to this user (default: any user of the core).
         clock: the responder's clock (windows, budgets, rate limits).
         rate_limit: the limit per signer key (signed requests).
+        signed_rate_limit: the limit for all signed requests together, whatever their keys:
+            keys cost a requester nothing, so the limit per key alone does not bound the
+            work. A signed request is admitted only when both its key and this limit admit
+            it, and it is counted by both only then: a key held at its own limit takes
+            nothing from the others' share.
         anonymous_rate_limit: the limit for all unsigned requests together.
         max_concurrency: how many requests are handled at once; others wait for a slot.
         response_margin_s: seconds of the 180 s window kept back from the binding.
@@ -159,6 +167,7 @@ class ServiceRPCResponder(EventResponder):
         user_id: int | None = None,
         clock: Clock | None = None,
         rate_limit: RateLimit | None = None,
+        signed_rate_limit: RateLimit | None = None,
         anonymous_rate_limit: RateLimit | None = None,
         max_concurrency: int = 64,
         response_margin_s: float = DEFAULT_RESPONSE_MARGIN_S,
@@ -190,6 +199,9 @@ class ServiceRPCResponder(EventResponder):
         self.busy_retry_after_s = busy_retry_after_s
         self.shutdown_retry_after_s = shutdown_retry_after_s
         self._signed_limiter = RateLimiter(rate_limit) if rate_limit is not None else None
+        self._all_signed_limiter = (
+            RateLimiter(signed_rate_limit) if signed_rate_limit is not None else None
+        )
         self._anonymous_limiter = (
             RateLimiter(anonymous_rate_limit) if anonymous_rate_limit is not None else None
         )
@@ -292,11 +304,27 @@ class ServiceRPCResponder(EventResponder):
         return Caller(key=f"rpc-anonymous:{token}", transport=TransportKind.RPC)
 
     def _rate_limited(self, caller: Caller, now: float) -> int | None:
-        if caller.signer_key is not None:
-            if self._signed_limiter is not None:
-                return self._signed_limiter.check(caller.signer_key, now)
-        elif self._anonymous_limiter is not None:
-            return self._anonymous_limiter.check(_ANONYMOUS_KEY, now)
+        # RPC-ERR-5: rate_limited with the seconds after which a request will be admitted.
+        if caller.signer_key is None:
+            if self._anonymous_limiter is not None:
+                return self._anonymous_limiter.check(_ANONYMOUS_KEY, now)
+            return None
+        # Both limits are asked before either counts, so a request one of them refuses is
+        # counted by neither.
+        limits = [
+            (limiter, key)
+            for limiter, key in (
+                (self._signed_limiter, caller.signer_key),
+                (self._all_signed_limiter, _SIGNED_KEY),
+            )
+            if limiter is not None
+        ]
+        for limiter, key in limits:
+            retry_after = limiter.retry_after(key, now)
+            if retry_after is not None:
+                return retry_after
+        for limiter, key in limits:
+            limiter.record(key, now)
         return None
 
     async def answer(self, event: Mapping[str, Any], *, arrived: float | None = None) -> RPCAnswer:

@@ -16,33 +16,7 @@ pytestmark = pytest.mark.anyio
 ALICE, BOB = contact(17), contact(42)
 
 
-@pytest.mark.requirement("A2A-AUTHZ-2")
-async def test_tasks_and_context_pins_survive_a_new_binding_on_the_same_file(
-    tmp_path: Path,
-) -> None:
-    database = tmp_path / "bot-tasks.db"
-    async with A2ABinding(ScriptedExecutor(), make_card(), database=database) as first:
-        waiting = (await ask_one(first, send("reserve an anvil"), ALICE))["result"]["task"]
-        done = (await ask_one(first, send("echo me", rid=2), ALICE))["result"]["task"]
-    assert database.exists()
-
-    # A restart: a new executor, a new binding, the same file.
-    async with A2ABinding(ScriptedExecutor(), make_card(), database=str(database)) as second:
-        got = await ask_one(second, call("GetTask", {"id": done["id"]}), ALICE)
-        assert got["result"]["artifacts"][0]["parts"] == [{"text": "echo: echo me"}]
-        listed = await ask_one(second, call("ListTasks", {}), ALICE)
-        assert {t["id"] for t in listed["result"]["tasks"]} == {waiting["id"], done["id"]}
-        # Ownership survived: another caller sees nothing, and cannot enter the context.
-        assert (await ask_one(second, call("GetTask", {"id": done["id"]}), BOB))["error"][
-            "code"
-        ] == -32001
-        intruder = send("hi", context_id=waiting["contextId"])
-        assert (await ask_one(second, intruder, BOB))["error"]["code"] == -32001
-        # The task waiting for input is answered after the restart.
-        answer = send("yes", task_id=waiting["id"], context_id=waiting["contextId"])
-        finished = await ask_one(second, answer, ALICE)
-        assert finished["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-        assert finished["result"]["task"]["artifacts"][0]["parts"] == [{"text": "reserved: yes"}]
+# Tasks surviving a restart, on SQLite and PostgreSQL: test_a2a_store_databases.py.
 
 
 async def test_the_pins_table_is_in_the_task_database(tmp_path: Path) -> None:
