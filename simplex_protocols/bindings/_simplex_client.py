@@ -70,6 +70,8 @@ async def open_conversation(
     *,
     wait_s: float,
     who: str = "the bot",
+    domain: str | None = None,
+    while_connecting: Callable[[], contextlib.AbstractAsyncContextManager[object]] | None = None,
 ) -> Conversation:
     """A conversation with a contact address: the contact we have, or a new connection.
 
@@ -84,14 +86,20 @@ async def open_conversation(
         plan: the core's ``connectionPlan`` response for ``target``.
         wait_s: how long the connection may take to be accepted.
         who: the bot's name, for messages.
+        domain: the SimpleX name the plan verified, recorded with a new prepared chat
+            (``/_prepare contact … domain=``); give it only to a core that has the option.
+        while_connecting: a context the wait for acceptance runs in (a progress line, say);
+            not entered when the conversation exists already.
 
     Raises:
         CallFormatError: ``own_address`` (the address is ours), ``not_a_contact_address``,
             ``connection_pending`` (a connection to it waits to be accepted elsewhere),
-            ``no_link_data`` (the plan cannot be connected with).
+            ``no_link_data`` (the plan cannot be connected with), ``bad_prepared_chat`` (the
+            core's prepared chat names no contact or group).
         CallTimeoutError: the connection was not accepted within ``wait_s``.
         CoreError: the core refused a command.
     """
+    connecting = while_connecting if while_connecting is not None else contextlib.nullcontext
     connection = plan.get("connectionPlan")
     connection = connection if isinstance(connection, Mapping) else {}
     details = connection.get("contactAddressPlan")
@@ -108,7 +116,8 @@ async def open_conversation(
         async with api.core.events() as events:
             if status == "contactViaAddress":
                 await api.connect_contact_via_address(user_id, contact_id)
-            await _wait_connected(events, contact_id, wait_s, who)
+            async with connecting():
+                await _wait_connected(events, contact_id, wait_s, who)
         return Conversation(ContactRef(contact_id))
     if status != "ok":
         raise _refuse(f"a connection to {who} is pending ({status})", "connection_pending")
@@ -124,34 +133,40 @@ async def open_conversation(
             return Conversation(GroupRef(existing), await _business_member(api, existing))
     async with api.core.events() as events:
         chat = await api.prepare_contact(
-            user_id, full, data, short_link=short if isinstance(short, str) else None
+            user_id,
+            full,
+            data,
+            short_link=short if isinstance(short, str) else None,
+            domain=domain,
         )
         info = chat.get("chatInfo") if isinstance(chat, Mapping) else None
         info = info if isinstance(info, Mapping) else {}
         if info.get("type") == "group":
             group_id = _int(_obj(info.get("groupInfo")).get("groupId"))
             if group_id is None:
-                raise _refuse("the business chat has no group ID", "no_link_data")
-            await api.connect_prepared_group(group_id)
-            await _wait(
-                events,
-                lambda e: (
-                    event_type(e) == "userJoinedGroup"
-                    and _int(_obj(e.get("groupInfo")).get("groupId")) == group_id
-                ),
-                wait_s,
-                who,
-            )
+                raise _refuse("the business chat has no group ID", "bad_prepared_chat")
+            async with connecting():
+                await api.connect_prepared_group(group_id)
+                await _wait(
+                    events,
+                    lambda e: (
+                        event_type(e) == "userJoinedGroup"
+                        and _int(_obj(e.get("groupInfo")).get("groupId")) == group_id
+                    ),
+                    wait_s,
+                    who,
+                )
             return Conversation(GroupRef(group_id), await _business_member(api, group_id))
         new_id = _int(_obj(info.get("contact")).get("contactId"))
         if new_id is None:
-            raise _refuse("the prepared chat has no contact ID", "no_link_data")
-        started = await api.connect_prepared_contact(new_id)
-        if started.get("type") == "contactAlreadyExists":
-            existing = _int(_obj(started.get("contact")).get("contactId"))
-            if existing is not None:
-                return Conversation(ContactRef(existing))
-        await _wait_connected(events, new_id, wait_s, who)
+            raise _refuse("the prepared chat has no contact ID", "bad_prepared_chat")
+        async with connecting():
+            started = await api.connect_prepared_contact(new_id)
+            if started.get("type") == "contactAlreadyExists":
+                existing = _int(_obj(started.get("contact")).get("contactId"))
+                if existing is not None:
+                    return Conversation(ContactRef(existing))
+            await _wait_connected(events, new_id, wait_s, who)
     return Conversation(ContactRef(new_id))
 
 
@@ -225,6 +240,8 @@ class BotLink:
         clock: the clock of the waits.
         key_store: the signing keys, for signed Service RPC requests.
         connect_wait_s: how long a new conversation may take to be accepted.
+        user_id: the requesting user of a given core, when the caller knows it already (the
+            core is then not asked for its active user).
 
     Raises:
         LinkError: ``target`` is no SimpleX link or name (nothing is opened).
@@ -240,6 +257,7 @@ class BotLink:
         clock: Clock | None = None,
         key_store: KeyStore | None = None,
         connect_wait_s: float = DEFAULT_CONNECT_WAIT_S,
+        user_id: int | None = None,
     ) -> None:
         parse_simplex_target(target)
         self.target = target
@@ -251,7 +269,7 @@ class BotLink:
         self.connect_wait_s = connect_wait_s
         self._stack = contextlib.AsyncExitStack()
         self._api: ChatAPI | None = None
-        self._user_id: int | None = None
+        self._user_id: int | None = user_id if self._given is not None else None
         self._conversation: Conversation | None = None
         self._connecting = anyio.Lock()
 
@@ -275,6 +293,8 @@ class BotLink:
             given = self._given
             assert given is not None
             self._api = given if isinstance(given, ChatAPI) else ChatAPI(given)
+        if self._user_id is not None:
+            return self
         try:
             user = await self._api.active_user()
             if user is None:
@@ -342,19 +362,24 @@ class BotLink:
         final: Callable[[Mapping[str, Any]], bool],
         wait_s: float | None,
         on_reply: Callable[[Reply], Awaitable[None]] | None = None,
+        conversation: Conversation | None = None,
+        raise_on_timeout: bool = True,
     ) -> ChatCallResult:
-        """One ``/_call`` in the conversation (errors as
-        :meth:`~simplex_protocols.transports.ChatCaller.call`, ``raise_on_timeout``)."""
-        conversation = await self.conversation()
+        """One ``/_call`` in the conversation: ``conversation``, else the bot's, opened on
+        first use (errors as :meth:`~simplex_protocols.transports.ChatCaller.call`; a call
+        whose final message does not come in time raises unless ``raise_on_timeout`` is
+        false, which returns the partial result)."""
+        chat = conversation if conversation is not None else await self.conversation()
         caller = ChatCaller(self.api, clock=self.clock)
         return await caller.call(
-            conversation.chat,
+            chat.chat,
             protocol,
             request,
-            member_id=conversation.member_id,
+            member_id=chat.member_id,
             final=final,
             wait_s=wait_s,
             on_reply=on_reply,
+            raise_on_timeout=raise_on_timeout,
         )
 
     async def notify(self, protocol: str, message: Mapping[str, Any]) -> None:

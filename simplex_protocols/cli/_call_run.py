@@ -17,13 +17,12 @@ from typing import Any, Final
 import anyio
 
 from simplex_protocols import __version__
+from simplex_protocols._groups import first_error
+from simplex_protocols.bindings._simplex_client import BotLink, Conversation, open_conversation
 from simplex_protocols.chat_call import Reply
 from simplex_protocols.core import (
     Capability,
     CapabilityStatus,
-    ContactRef,
-    GroupRef,
-    event_type,
     probe_core,
 )
 from simplex_protocols.declarations import ProtocolDeclaration
@@ -36,7 +35,7 @@ from simplex_protocols.discovery import (
     plan_address,
 )
 from simplex_protocols.errors import (
-    CallTimeoutError,
+    CallFormatError,
     ConversationRequiredError,
     CoreError,
     LinkError,
@@ -50,7 +49,7 @@ from ._call_console import Console
 from ._call_errors import Failure, exit_for_jsonrpc_error, failure_of
 from ._call_pages import follows_pages, join_pages, with_cursor
 from ._call_render import render_a2a, render_discovery, render_mcp, render_plan
-from ._call_session import Environment, Session, key_folder, link_data_of, open_session
+from ._call_session import Environment, Session, key_folder, open_session
 
 __all__ = [
     "CallOutcome",
@@ -438,163 +437,57 @@ def answer_status(protocol: str, method: str, response: Mapping[str, Any] | None
 
 # --------------------------------------------------------------------------- connecting
 
-
-def _contact_id(event: Mapping[str, Any]) -> int | None:
-    contact = event.get("contact")
-    value = contact.get("contactId") if isinstance(contact, Mapping) else None
-    return value if isinstance(value, int) else None
-
-
-def _group_id(event: Mapping[str, Any]) -> int | None:
-    info = event.get("groupInfo")
-    value = info.get("groupId") if isinstance(info, Mapping) else None
-    return value if isinstance(value, int) else None
-
-
-@dataclass(frozen=True, slots=True)
-class Conversation:
-    """Where ``/_call`` goes: a direct chat, or a business chat with the business member."""
-
-    chat: ContactRef | GroupRef
-    member_id: int | None = None
+#: What the conversation's refusals (``CallFormatError`` codes of ``open_conversation``)
+#: give as exit status, and the hint shown with them.
+_CONNECT_REFUSALS: Final = {
+    "own_address": (ExitCode.USAGE, None),
+    "connection_pending": (
+        ExitCode.REFUSED,
+        "accept or delete the pending connection in your chat client",
+    ),
+    "no_link_data": (ExitCode.NOT_FOUND, None),
+    "not_a_contact_address": (ExitCode.NOT_SUPPORTED, None),
+    "bad_prepared_chat": (ExitCode.REMOTE_ERROR, None),
+}
 
 
 async def ensure_conversation(
     session: Session, plan: AddressPlan, console: Console, wait_s: float
 ) -> Conversation:
-    """A conversation with the address: the existing contact, or a new connection.
-
-    A new connection is made as the apps make it: ``/_prepare contact`` with the link data the
-    plan read, then ``/_connect contact`` (or ``/_connect group`` for a business address), and
-    the contact is ready when ``contactConnected`` (``userJoinedGroup``) arrives.
+    """A conversation with the address: the existing contact, or a new connection, opened by
+    the SDK client transports' own ``open_conversation`` from the plan's raw response, so
+    connecting is written once.
 
     Raises:
-        CLIError: the address is ours (64), a connection to it is pending (67), no link data.
+        CLIError: the address is ours (64), a connection to it is pending (67), the plan has
+            no link data to connect with (65).
         CallTimeoutError: the connection was not made within ``wait_s``.
     """
-    api = session.api
     who = _who(plan)
-    if plan.status == "ownLink":
-        raise CLIError(ExitCode.USAGE, "this is your own address")
-    if plan.status in ("known", "contactViaAddress", "connectingProhibit") and plan.contact_id:
-        contact_id = plan.contact_id
-        if plan.status == "known":
-            return Conversation(ContactRef(contact_id))
-        async with session.core.events() as events:
-            if plan.status == "contactViaAddress":
-                await api.connect_contact_via_address(session.user_id, contact_id)
-            async with console.step(f"connecting to {who}"):
-                await _connected(session, events, contact_id, wait_s, who)
-        return Conversation(ContactRef(contact_id))
-    if plan.status != "ok":
-        raise CLIError(
-            ExitCode.REFUSED,
-            f"a connection to {who} is pending ({plan.status})",
-            hint="accept or delete the pending connection in your chat client",
-        )
-    if plan.business:
-        existing = await _business_chat(session, plan)
-        if existing is not None:
-            return Conversation(GroupRef(existing), await _business_member(session, existing))
-    data = link_data_of(plan.raw)
-    if data is None or plan.full_link is None:
-        raise CLIError(ExitCode.NOT_FOUND, f"the plan of {who} has no link data to connect with")
-    short = plan.link if plan.link != plan.full_link else None
     domain = plan.simplex_name.lstrip("@#") if plan.simplex_name else None
-    if domain is not None:
+    if domain is not None and plan.status == "ok":
         # domain= records the verified name with the prepared chat; a core without it refuses
         # the whole command, so the chat is prepared without the name there.
         caps = await probe_core(session.api, [Capability.PREPARED_CHATS])
         if not caps.has(Capability.PREPARED_CHATS):
             domain = None
-    async with session.core.events() as events:
-        chat = await api.prepare_contact(
-            session.user_id, plan.full_link, data, short_link=short, domain=domain
-        )
-        info = chat.get("chatInfo") if isinstance(chat, Mapping) else None
-        info = info if isinstance(info, Mapping) else {}
-        async with console.step(f"connecting to {who}"):
-            if info.get("type") == "group":
-                group_id = _group_id(info)
-                if group_id is None:
-                    raise CLIError(ExitCode.REMOTE_ERROR, "the business chat has no group ID")
-                await api.connect_prepared_group(group_id)
-                await _wait(
-                    events,
-                    lambda e: event_type(e) == "userJoinedGroup" and _group_id(e) == group_id,
-                    wait_s,
-                    who,
-                )
-                return Conversation(GroupRef(group_id), await _business_member(session, group_id))
-            contact = info.get("contact")
-            new_id = contact.get("contactId") if isinstance(contact, Mapping) else None
-            if not isinstance(new_id, int):
-                raise CLIError(ExitCode.REMOTE_ERROR, "the prepared chat has no contact ID")
-            started = await api.connect_prepared_contact(new_id)
-            if started.get("type") == "contactAlreadyExists":
-                existing = _contact_id(started)
-                if existing is not None:
-                    return Conversation(ContactRef(existing))
-            await _connected(session, events, new_id, wait_s, who)
-    return Conversation(ContactRef(new_id))
-
-
-async def _wait(
-    events: Any, matches: Callable[[Mapping[str, Any]], bool], wait_s: float, who: str
-) -> Mapping[str, Any]:
     try:
-        with anyio.fail_after(wait_s):
-            async for event in events:
-                if matches(event):
-                    return dict(event)
-    except TimeoutError:
-        raise CallTimeoutError(
-            f"{who} did not accept the connection within {wait_s:g} s", timeout=wait_s
-        ) from None
-    raise CLIError(ExitCode.UNAVAILABLE, "the chat core's events ended")
-
-
-async def _connected(
-    session: Session, events: Any, contact_id: int, wait_s: float, who: str
-) -> None:
-    def ready(event: Mapping[str, Any]) -> bool:
-        return event_type(event) == "contactConnected" and _contact_id(event) == contact_id
-
-    await _wait(events, ready, wait_s, who)
-
-
-async def _business_chat(session: Session, plan: AddressPlan) -> int | None:
-    """The business chat we already joined through this address, if any.
-
-    The plan of a business address does not name it (a business chat is a group, not a
-    contact), so it is found by the link it was prepared from.
-    """
-    links = {link for link in (plan.link, plan.full_link) if link}
-    for entry in await session.api.list_groups(session.user_id):
-        raw: Any = entry
-        info = raw.get("groupInfo", raw) if isinstance(raw, Mapping) else None
-        if not isinstance(info, Mapping) or not isinstance(info.get("businessChat"), Mapping):
-            continue
-        prepared = info.get("preparedGroup")
-        to_connect = prepared.get("connLinkToConnect") if isinstance(prepared, Mapping) else None
-        if not isinstance(to_connect, Mapping):
-            continue
-        if not links & {to_connect.get("connShortLink"), to_connect.get("connFullLink")}:
-            continue
-        membership = info.get("membership")
-        status = membership.get("memberStatus") if isinstance(membership, Mapping) else None
-        group_id = info.get("groupId")
-        if status in ("connected", "complete") and isinstance(group_id, int):
-            return group_id
-    return None
-
-
-async def _business_member(session: Session, group_id: int) -> int | None:
-    members = await session.api.list_members(group_id)
-    for member in members:
-        if member.get("memberCategory") == "host" and isinstance(member.get("groupMemberId"), int):
-            return int(member["groupMemberId"])
-    return None
+        return await open_conversation(
+            session.api,
+            session.user_id,
+            plan.address,
+            plan.raw,
+            wait_s=wait_s,
+            who=who,
+            domain=domain,
+            while_connecting=lambda: console.step(f"connecting to {who}"),
+        )
+    except CallFormatError as refused:
+        found = _CONNECT_REFUSALS.get(refused.code)
+        if found is None:
+            raise
+        exit_code, hint = found
+        raise CLIError(exit_code, refused.reason, hint=hint) from None
 
 
 # --------------------------------------------------------------------------- the call
@@ -613,6 +506,10 @@ async def perform_call(
 ) -> CallOutcome:
     """Make the call over the chosen transport and read how it went.
 
+    The request travels through ``BotLink``, the layer the SDK client transports (``SimplexTransport``, ``SimplexA2ATransport``) are built on:
+    it sends the request as it was built and gives back every reply as it came, which the
+    output shows (the SDK clients parse answers into their own types).
+
     Over Service RPC, an answer ``conversation_required`` is followed by the same call in a
     conversation when ``chat_allowed`` (the target declares chat and ``--transport auto``):
     the spec lets a requester do so (RPC-ERR-9). So is ``too_large``, once: a conversation
@@ -622,61 +519,60 @@ async def perform_call(
         Exceptions of the transports; :func:`failure_of` maps each to an exit status.
     """
     who = _who(plan)
-    if spec.transport == "rpc":
-        from simplex_protocols.transports import ServiceRPCRequester
-
-        requester = ServiceRPCRequester(
-            session.core, user_id=session.user_id, clock=session.clock, key_store=key_store
-        )
-        try:
-            async with console.step(f"waiting for {who} over Service RPC (timeout {wait_s:g} s)"):
-                response = await requester.request_with_retry(
-                    plan.address,
-                    spec.protocol,
-                    spec.request,
-                    timeout_s=wait_s,
-                    sign=spec.signed,
-                    max_retry_after_s=int(wait_s),
+    link = BotLink(
+        plan.address,
+        core=session.api,
+        user_id=session.user_id,
+        clock=session.clock,
+        key_store=key_store,
+        connect_wait_s=wait_s,
+    )
+    async with link:
+        if spec.transport == "rpc":
+            try:
+                step = f"waiting for {who} over Service RPC (timeout {wait_s:g} s)"
+                async with console.step(step):
+                    response = await link.request(
+                        spec.protocol, spec.request, timeout_s=wait_s, sign=spec.signed
+                    )
+            except (ConversationRequiredError, TooLargeError) as refused:
+                if not chat_allowed or rebuild_for_chat is None:
+                    raise
+                if isinstance(refused, TooLargeError):
+                    # MCP-MSG-7: too_large over Service RPC; a conversation carries more.
+                    console.note(
+                        f"{who} answered too_large over Service RPC; calling in a "
+                        "conversation instead, where a message carries more"
+                    )
+                else:
+                    console.note(
+                        f"{who} answered conversation_required over Service RPC; calling in "
+                        "a conversation instead (RPC-ERR-9)"
+                    )
+                spec.transport = "chat"
+                spec.request = rebuild_for_chat()
+                spec.signed = False
+                return await perform_call(
+                    session, plan, spec, console, wait_s=wait_s, key_store=None
                 )
-        except (ConversationRequiredError, TooLargeError) as refused:
-            if not chat_allowed or rebuild_for_chat is None:
-                raise
-            if isinstance(refused, TooLargeError):
-                # MCP-MSG-7: too_large over Service RPC; a conversation carries more.
-                console.note(
-                    f"{who} answered too_large over Service RPC; calling in a conversation "
-                    "instead, where a message carries more"
+            if not isinstance(response, Mapping):
+                raise CLIError(
+                    ExitCode.REMOTE_ERROR, "the envelope's response is not a JSON object"
                 )
-            else:
-                console.note(
-                    f"{who} answered conversation_required over Service RPC; calling in a "
-                    "conversation instead (RPC-ERR-9)"
-                )
-            spec.transport = "chat"
-            spec.request = rebuild_for_chat()
-            spec.signed = False
-            return await perform_call(session, plan, spec, console, wait_s=wait_s, key_store=None)
-        if not isinstance(response, Mapping):
-            raise CLIError(ExitCode.REMOTE_ERROR, "the envelope's response is not a JSON object")
-        outcome = CallOutcome(spec, plan, response=dict(response))
-        outcome.exit_code = answer_status(spec.protocol, spec.method, outcome.response)
-        return outcome
-    conversation = await ensure_conversation(session, plan, console, wait_s)
-    from simplex_protocols.transports import ChatCaller
-
-    caller = ChatCaller(session.core, clock=session.clock, default_wait_s=wait_s)
-    request = spec.request
-    final = _final_rule(spec.protocol, request)
-    async with console.step(f"waiting for {who}'s replies (timeout {wait_s:g} s)"):
-        result = await caller.call(
-            conversation.chat,
-            spec.protocol,
-            request,
-            member_id=conversation.member_id,
-            final=final,
-            wait_s=wait_s,
-            raise_on_timeout=False,
-        )
+            outcome = CallOutcome(spec, plan, response=dict(response))
+            outcome.exit_code = answer_status(spec.protocol, spec.method, outcome.response)
+            return outcome
+        conversation = await ensure_conversation(session, plan, console, wait_s)
+        request = spec.request
+        async with console.step(f"waiting for {who}'s replies (timeout {wait_s:g} s)"):
+            result = await link.call(
+                spec.protocol,
+                request,
+                final=_final_rule(spec.protocol, request),
+                wait_s=wait_s,
+                conversation=conversation,
+                raise_on_timeout=False,
+            )
     answer = result.answer
     outcome = CallOutcome(spec, plan)
     if answer is not None:
@@ -853,9 +749,7 @@ async def run_call(options: argparse.Namespace, console: Console, env: Environme
 
 
 def _single(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
+    return first_error(exc)
 
 
 async def _call(

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TextIO
+from typing import TYPE_CHECKING, Final, TextIO
 
 from simplex_protocols._clock import Clock, SystemClock
 from simplex_protocols.core import (
@@ -110,11 +110,3 @@ async def open_session(option: CoreOption | None, env: Environment) -> AsyncIter
         user_id = int(user["userId"])
         await api.start_chat()
         yield Session(core, api, user_id, clock, chosen, created)
-
-
-def link_data_of(raw: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The contact address link data in a ``connectionPlan`` response, when it has one."""
-    plan = raw.get("connectionPlan")
-    sub = plan.get("contactAddressPlan") if isinstance(plan, Mapping) else None
-    data = sub.get("contactSLinkData_") if isinstance(sub, Mapping) else None
-    return data if isinstance(data, Mapping) else None
