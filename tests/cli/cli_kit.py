@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import socket
 from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -148,3 +150,33 @@ async def shop(
     async with bot.serving(network.backend("acme")):
         network.register_name("acme.simplex", network.user("acme"))
         yield Shop(network, bot, environ(tmp_path))
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@asynccontextmanager
+async def over_http(server: Any, *, wait_s: float = WAIT_S) -> AsyncIterator[str]:
+    """A FastMCP ``server`` over Streamable HTTP on 127.0.0.1 (uvicorn, in this process);
+    its URL."""
+    import uvicorn  # only the tests of HTTP upstreams need it
+
+    port = free_port()
+    web = uvicorn.Server(
+        uvicorn.Config(
+            server.http_app(path="/mcp"), host="127.0.0.1", port=port, log_level="warning"
+        )
+    )
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(web.serve)
+        with anyio.fail_after(wait_s):
+            while not web.started:  # uvicorn has no event to wait on  # noqa: ASYNC110
+                await anyio.sleep(0.02)
+        try:
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            web.should_exit = True

@@ -12,7 +12,6 @@ import functools
 import io
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Mapping
@@ -22,7 +21,7 @@ from typing import Any
 
 import anyio
 import pytest
-import uvicorn
+from cli_kit import free_port, over_http
 from fastmcp import Context, FastMCP
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
@@ -457,12 +456,6 @@ async def test_the_npm_everything_server_over_both_transports(tmp_path: Path) ->
 # ------------------------------------------------------------------------- an HTTP server
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 shop = FastMCP("http-shop", instructions="An HTTP shop.")
 
 
@@ -492,23 +485,9 @@ def hours() -> str:
     return "9 to 5"
 
 
-@asynccontextmanager
-async def fastmcp_over_http() -> AsyncIterator[str]:
+def fastmcp_over_http() -> Any:
     """The FastMCP server ``shop`` over Streamable HTTP on 127.0.0.1; its URL."""
-    port = free_port()
-    config = uvicorn.Config(
-        shop.http_app(path="/mcp"), host="127.0.0.1", port=port, log_level="warning"
-    )
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        with anyio.fail_after(WAIT_S):
-            while not server.started:  # uvicorn has no event to wait on  # noqa: ASYNC110
-                await anyio.sleep(0.02)
-        try:
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            server.should_exit = True
+    return over_http(shop, wait_s=WAIT_S)
 
 
 @pytest.mark.anyio

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -23,8 +22,7 @@ from typing import Any
 import anyio
 import mcp
 import pytest
-import uvicorn
-from cli_kit import cli, environ
+from cli_kit import cli, environ, over_http
 from fastmcp import FastMCP
 from mcp.client.stdio import StdioServerParameters
 
@@ -90,32 +88,6 @@ class Upstream:
     text: str
     #: At least this many pages (the catalogue is cut into pages; the npm server may fit one).
     min_pages: int
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@asynccontextmanager
-async def over_http(server: FastMCP) -> AsyncIterator[str]:
-    """``server`` over Streamable HTTP on 127.0.0.1 (uvicorn); its URL."""
-    port = free_port()
-    web = uvicorn.Server(
-        uvicorn.Config(
-            server.http_app(path="/mcp"), host="127.0.0.1", port=port, log_level="warning"
-        )
-    )
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(web.serve)
-        with anyio.fail_after(WAIT_S):
-            while not web.started:  # uvicorn has no event to wait on  # noqa: ASYNC110
-                await anyio.sleep(0.02)
-        try:
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            web.should_exit = True
 
 
 async def direct_answers(params: StdioServerParameters) -> tuple[list[str], str]:
