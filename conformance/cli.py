@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+from simplex_protocols import __version__
+from simplex_protocols._docs_url import doc_url
 from simplex_protocols._groups import run_interruptible
 from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT, OutputClosedError, guard_output
 
@@ -60,6 +62,7 @@ exit status:
   2   stale baseline entry (the check passes now) or expired waiver
   3   nothing measured, or the target (driver, core, bot, client) unreachable
   64  usage error (options, baseline file, vector folder)
+  130 interrupted (Ctrl-C)
   141 the reader closed standard output (`... | head`): the rest is not printed
 """
 
@@ -120,12 +123,17 @@ def _add_common(p: argparse.ArgumentParser, *, seed: bool = True, baseline: bool
         "--no-progress", action="store_true", help="no progress line on a terminal's stderr"
     )
     if baseline:
-        b = p.add_argument_group("baseline")
+        # A group's description keeps its lines (the parsers' formatter is raw for descriptions),
+        # where an option's help would be wrapped and split the address at its hyphens.
+        b = p.add_argument_group(
+            "baseline",
+            "A baseline file's format:\n  " + doc_url("conformance/schemas/baseline.schema.json"),
+        )
         b.add_argument(
             "--baseline",
             metavar="FILE",
             type=Path,
-            help="expected failures, flaky checks and waivers (conformance/schemas/baseline.schema.json)",
+            help="expected failures, flaky checks and waivers",
         )
         b.add_argument(
             "--write-baseline",
@@ -158,14 +166,23 @@ def _parser() -> _Parser:
         epilog=EXIT_TABLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    # argparse prints the version through _print_message (the stream main() was given) and
+    # exits 0, as it does for --help.
+    top.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {__version__}",
+        help="print the version and exit",
+    )
     sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     v = sub.add_parser(
         "vectors",
         help="run every test vector against an implementation",
         description="Run the cases of spec/vectors/ against another implementation through the "
-        "line-oriented JSON driver protocol (conformance/README.md), or against this library "
-        "in process when --impl is not given.",
+        "line-oriented JSON driver protocol, or against this library in process when --impl "
+        "is not given. The driver protocol:\n  "
+        + doc_url("conformance/README.md#the-driver-protocol"),
         epilog=EXIT_TABLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

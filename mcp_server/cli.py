@@ -1,20 +1,28 @@
-"""``simplex-mcp``: argument parsing, ``--help``, and the ``serve`` and ``register`` commands.
+"""``simplex-mcp``: argument parsing, ``--help``, ``--version``, and the ``serve`` and
+``register`` commands.
 
 Parsing is pure (:func:`parse_args` returns options or raises :class:`UsageError`); rejected
 arguments exit with code 2 and the plan's messages (plan "Options", "Rejected arguments").
-``--owners`` takes a list or nothing: it has no value when the next argument is absent or starts
-with ``--``.
+Each command has an :mod:`argparse` parser, the parser the other console scripts use, so that
+``simplex-mcp serve --help`` lists the serve options; what argparse would refuse with its own
+wording and exit status is checked here first, in the plan's words. ``--owners`` takes a list
+or nothing: it has no value when the next argument is absent or starts with ``--``.
+
+Only the standard library and the small modules of the options are imported before the
+arguments are parsed; the server's modules (the MCP SDK, the chat core) come with ``serve``.
 """
 
 from __future__ import annotations
 
+import argparse
+import functools
 import os
 import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal, NoReturn
 
 from simplex_protocols._groups import run_interruptible
 from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT, guarded_stdout, is_output_closed
@@ -37,6 +45,7 @@ from .text import is_valid_name
 __all__ = [
     "HELP",
     "HelpRequested",
+    "VersionRequested",
     "default_data_folder",
     "main",
     "mk_valid_name",
@@ -44,35 +53,7 @@ __all__ = [
 ]
 
 _NAME_RE: Final = re.compile(r"[a-z0-9](?:-?[a-z0-9])*-?")
-
-HELP: Final = f"""\
-SimpleX MCP server {VERSION}: an AI agent acts in SimpleX chats, and its owner approves each action.
-
-Usage:
-  simplex-mcp serve NAME [options]
-  simplex-mcp register NAME [--scope user|local] [--data DIR]
-
-serve NAME: start the agent NAME (1 to 32 lowercase letters, digits and single hyphens).
-  --data DIR            data folder (default ~/.simplex-mcp/NAME)
-  --display-name TEXT   the agent's name in SimpleX, 1 to 50 characters (default NAME at the first start)
-  --approve MODE        requests: the owner approves connects, sends and leaves (default);
-                        host: actions are performed at once, the host asks the user
-  --owners [ID:NAME,...]  approve owners yourself: without a list, the link adds an observer;
-                        with a list, these members of the agent control chat are the owners
-  --expire HOURS        pending actions expire after 1 to 23 hours (default 23)
-  --reset-owners        leave and delete the agent control chat, and create a new one
-  --new-token           replace the bearer token in DIR/token
-  --port N              HTTP port on 127.0.0.1 (default {DEFAULT_PORT})
-  --qr-code SIZE        small (default) or large
-  --core CORE           chat core: lib[:DB_PREFIX] (embedded, default), ws://HOST:PORT (a running
-                        simplex-chat -p PORT), or a simulated network
-
-register NAME: add the agent to Claude Code as the MCP server simplex-NAME.
-  --scope SCOPE         user (default) or local
-  --data DIR            data folder (default ~/.simplex-mcp/NAME)
-
-  -h, --help            show this help
-"""
+_PROG: Final = "simplex-mcp"
 
 NAME_MESSAGE: Final = (
     "NAME: 1 to 32 lowercase letters, digits and single hyphens, starting with a letter or digit."
@@ -81,10 +62,141 @@ RESET_OWNERS_MESSAGE: Final = (
     "--reset-owners takes --owners without a list: member IDs change in a new agent control chat."
 )
 
+#: ``--owners`` without a list. An argument can never hold a NUL character (the operating
+#: system passes arguments as C strings), so this value cannot come from the command line.
+_NO_LIST: Final = "\0"
+
 
 @dataclass(frozen=True, slots=True)
 class HelpRequested:
-    """``-h`` or ``--help``."""
+    """``-h`` or ``--help``: of every command, or (``command``) of one of them."""
+
+    command: Literal["serve", "register"] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRequested:
+    """``--version``."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises :class:`UsageError` (exit 2) instead of printing usage and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        # Reached only by refusals the checks of this module do not make first.
+        raise UsageError(f"{message}. {_PROG} --help shows the options.")
+
+
+#: One width for the help, whatever the terminal, so that the text is the same everywhere.
+_FORMATTER: Final = functools.partial(
+    argparse.RawDescriptionHelpFormatter, width=100, max_help_position=26
+)
+
+
+def _new_parser(command: str, usage: str, description: str) -> _Parser:
+    parser = _Parser(
+        prog=f"{_PROG} {command}",
+        usage=usage,
+        description=description,
+        formatter_class=_FORMATTER,
+        add_help=False,
+        # Options are spelled out: a prefix (--disp) is an unknown option, as in the plan.
+        allow_abbrev=False,
+        exit_on_error=False,
+    )
+    parser.add_argument("names", metavar="NAME", nargs="*", help="the agent's name")
+    return parser
+
+
+def _serve_parser() -> _Parser:
+    p = _new_parser(
+        "serve",
+        f"{_PROG} serve NAME [options]",
+        "Start the agent NAME (1 to 32 lowercase letters, digits and single hyphens).",
+    )
+    p.add_argument("--data", metavar="DIR", help="data folder (default ~/.simplex-mcp/NAME)")
+    p.add_argument(
+        "--display-name",
+        metavar="TEXT",
+        help="the agent's name in SimpleX, 1 to 50 characters (default NAME at the first start)",
+    )
+    p.add_argument(
+        "--approve",
+        metavar="MODE",
+        help="requests: the owner approves connects, sends and leaves (default); "
+        "host: actions are performed at once, the host asks the user",
+    )
+    p.add_argument(
+        "--owners",
+        metavar="ID:NAME,...",
+        nargs="?",
+        const=_NO_LIST,
+        help="approve owners yourself: without a list, the link adds an observer; "
+        "with a list, these members of the agent control chat are the owners",
+    )
+    p.add_argument(
+        "--expire",
+        metavar="HOURS",
+        help=f"pending actions expire after 1 to {MAX_EXPIRE_HOURS} hours "
+        f"(default {DEFAULT_EXPIRE_HOURS})",
+    )
+    p.add_argument(
+        "--reset-owners",
+        action="store_true",
+        help="leave and delete the agent control chat, and create a new one",
+    )
+    p.add_argument("--new-token", action="store_true", help="replace the bearer token in DIR/token")
+    p.add_argument("--port", metavar="N", help=f"HTTP port on 127.0.0.1 (default {DEFAULT_PORT})")
+    p.add_argument("--qr-code", metavar="SIZE", help="small (default) or large")
+    p.add_argument(
+        "--core",
+        metavar="CORE",
+        help="chat core: lib[:DB_PREFIX] (embedded, default), ws://HOST:PORT (a running "
+        "simplex-chat -p PORT), or a simulated network",
+    )
+    p.add_argument("-h", "--help", action="store_true", help="show this help")
+    return p
+
+
+def _register_parser() -> _Parser:
+    p = _new_parser(
+        "register",
+        f"{_PROG} register NAME [--scope user|local] [--data DIR]",
+        "Add the agent to Claude Code as the MCP server simplex-NAME.",
+    )
+    p.add_argument("--scope", metavar="SCOPE", help="user (default) or local")
+    p.add_argument("--data", metavar="DIR", help="data folder (default ~/.simplex-mcp/NAME)")
+    p.add_argument("-h", "--help", action="store_true", help="show this help")
+    return p
+
+
+#: The plan's exit codes: 2 for rejected arguments ("Rejected arguments"), 1 for the errors of
+#: serve and register ("Errors, exit code 1"), 0 for "Stopped.".
+EXIT_TABLE: Final = f"""\
+exit status:
+  0    stopped (Ctrl-C or SIGTERM: "Stopped."), registered, or --help / --version
+  1    an error of serve or register (another server on the data folder, a port in use,
+       the chat core cannot be used, never started)
+  2    rejected arguments
+  130  interrupted before serve runs (Ctrl-C)
+  141  standard output closed by its reader (`{_PROG} ... | head`)
+"""
+
+_PARSERS: Final = {"serve": _serve_parser, "register": _register_parser}
+
+#: The help of one command, by name.
+COMMAND_HELP: Final = {name: build().format_help() for name, build in _PARSERS.items()}
+
+HELP: Final = (
+    f"SimpleX MCP server {VERSION}: an AI agent acts in SimpleX chats, and its owner approves "
+    "each action.\n\n"
+    f"usage: {_PROG} serve NAME [options]\n"
+    f"       {_PROG} register NAME [--scope user|local] [--data DIR]\n"
+    f"       {_PROG} --help | --version\n\n"
+    + "\n".join(COMMAND_HELP.values())
+    + f"\n{_PROG} COMMAND --help shows the options of one command; "
+    f"{_PROG} --version prints the version.\n\n" + EXIT_TABLE
+)
 
 
 def default_data_folder(name: str, home: Path | None = None) -> Path:
@@ -123,171 +235,132 @@ def _owner_entries(value: str) -> tuple[OwnerEntry, ...]:
     return tuple(entries)
 
 
-_SERVE_VALUED: Final = frozenset(
-    {"--data", "--display-name", "--approve", "--expire", "--port", "--qr-code", "--core"}
-)
-_SERVE_FLAGS: Final = frozenset({"--reset-owners", "--new-token"})
-_REGISTER_VALUED: Final = frozenset({"--scope", "--data"})
+#: The options that take no value, by command: ``--new-token=x`` is refused in the plan's words.
+_FLAGS: Final = {
+    "serve": frozenset({"--reset-owners", "--new-token", "--help"}),
+    "register": frozenset({"--help"}),
+}
 
 
-def _split(
-    args: Sequence[str], valued: frozenset[str], flags: frozenset[str], *, owners: bool
-) -> tuple[list[str], dict[str, str], set[str], str | None, bool]:
-    """Split arguments into positionals, valued options, flags and ``--owners``."""
-    positionals: list[str] = []
-    values: dict[str, str] = {}
-    seen_flags: set[str] = set()
-    owners_value: str | None = None
-    owners_given = False
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        i += 1
-        if arg in ("-h", "--help"):
-            raise _Help
-        if not arg.startswith("-") or arg == "-":
-            positionals.append(arg)
-            continue
-        if arg == "--":
-            positionals.extend(args[i:])
-            break
-        option, eq, inline = arg.partition("=")
-        if owners and option == "--owners":
-            owners_given = True
-            if eq:
-                owners_value = inline
-            elif i < len(args) and not args[i].startswith("--"):
-                owners_value = args[i]
-                i += 1
-            else:
-                owners_value = None
-            continue
-        if option in flags:
-            if eq:
-                raise UsageError(f"{option} takes no value")
-            seen_flags.add(option)
-            continue
-        if option in valued:
-            if eq:
-                values[option] = inline
-            elif i < len(args):
-                values[option] = args[i]
-                i += 1
-            else:
-                raise UsageError(f"{option} needs a value")
-            continue
-        raise UsageError(f"Unknown option: {option}. simplex-mcp --help shows the options.")
-    return positionals, values, seen_flags, owners_value, owners_given
+def _parse(command: Literal["serve", "register"], args: list[str]) -> argparse.Namespace | None:
+    """The namespace of ``args``, or ``None`` for ``--help``.
+
+    Raises:
+        UsageError: in the plan's words, in the order of the arguments.
+    """
+    parser = _PARSERS[command]()
+    flags = _FLAGS[command]
+    words = args[: args.index("--")] if "--" in args else args
+    if any(word in ("-h", "--help") for word in words):
+        return None
+    for word in words:
+        option, eq, _value = word.partition("=")
+        if eq and option in flags:
+            raise UsageError(f"{option} takes no value")
+    try:
+        namespace, extra = parser.parse_known_intermixed_args(args)
+    except argparse.ArgumentError as exc:
+        # The only refusal argparse makes with these options (no types, no choices, no
+        # required options): an option that takes a value was given none.
+        raise UsageError(f"{exc.argument_name} needs a value") from None
+    for word in extra:
+        if word.startswith("-") and word != "-":
+            option = word.partition("=")[0]
+            raise UsageError(f"Unknown option: {option}. {_PROG} --help shows the options.")
+    namespace.names = [*namespace.names, *extra]
+    return namespace
 
 
-class _Help(Exception):
-    pass
-
-
-def _one_name(positionals: list[str], command: str) -> str:
-    if not positionals:
-        raise UsageError(f"NAME expected: simplex-mcp {command} NAME")
-    if len(positionals) > 1:
-        raise UsageError(f"One NAME expected, got: {' '.join(positionals)}")
-    return _check_name(positionals[0])
+def _one_name(names: list[str], command: str) -> str:
+    if not names:
+        raise UsageError(f"NAME expected: {_PROG} {command} NAME")
+    if len(names) > 1:
+        raise UsageError(f"One NAME expected, got: {' '.join(names)}")
+    return _check_name(names[0])
 
 
 def parse_args(
     argv: Sequence[str], *, home: Path | None = None
-) -> ServeOptions | RegisterOptions | HelpRequested:
+) -> ServeOptions | RegisterOptions | HelpRequested | VersionRequested:
     """Parse ``simplex-mcp`` arguments (without the program name).
 
     Raises:
         UsageError: the arguments are rejected; its message is printed and the exit code is 2.
     """
-    try:
-        if not argv:
-            raise UsageError(
-                "A command is expected: serve or register. simplex-mcp --help shows the options."
-            )
-        command, rest = argv[0], list(argv[1:])
-        if command in ("-h", "--help"):
-            return HelpRequested()
-        if command == "serve":
-            return _parse_serve(rest, home)
-        if command == "register":
-            return _parse_register(rest, home)
-        raise UsageError(f"Unknown command: {command}. The commands are serve and register.")
-    except _Help:
+    if not argv:
+        raise UsageError(
+            f"A command is expected: serve or register. {_PROG} --help shows the options."
+        )
+    command, rest = argv[0], list(argv[1:])
+    if command in ("-h", "--help"):
         return HelpRequested()
+    if command == "--version":
+        return VersionRequested()
+    if command == "serve":
+        serve = _parse("serve", rest)
+        return HelpRequested("serve") if serve is None else _serve_options(serve, home)
+    if command == "register":
+        register = _parse("register", rest)
+        return HelpRequested("register") if register is None else _register_options(register, home)
+    raise UsageError(f"Unknown command: {command}. The commands are serve and register.")
 
 
-def _parse_serve(args: list[str], home: Path | None) -> ServeOptions:
-    positionals, values, flags, owners_value, owners_given = _split(
-        args, _SERVE_VALUED, _SERVE_FLAGS, owners=True
-    )
-    name = _one_name(positionals, "serve")
+def _data_folder(value: str | None, name: str, home: Path | None) -> Path:
+    if value == "":
+        raise UsageError("--data needs a folder")
+    return Path(value).expanduser() if value is not None else default_data_folder(name, home)
+
+
+def _serve_options(ns: argparse.Namespace, home: Path | None) -> ServeOptions:
+    name = _one_name(ns.names, "serve")
     owners: tuple[OwnerEntry, ...] | None = None
-    if owners_given:
-        owners = _owner_entries(owners_value) if owners_value is not None else ()
-    reset_owners = "--reset-owners" in flags
-    if reset_owners and owners:
+    if ns.owners is not None:
+        owners = _owner_entries(ns.owners) if ns.owners != _NO_LIST else ()
+    if ns.reset_owners and owners:
         raise UsageError(RESET_OWNERS_MESSAGE)
-    display_name = values.get("--display-name")
-    if display_name is not None:
-        _check_display_name(display_name)
-    approve_text = values.get("--approve", ApproveMode.REQUESTS.value)
+    if ns.display_name is not None:
+        _check_display_name(ns.display_name)
+    approve_text = ns.approve if ns.approve is not None else ApproveMode.REQUESTS.value
     if approve_text not in (ApproveMode.REQUESTS.value, ApproveMode.HOST.value):
         raise UsageError(f"--approve: requests or host expected, got {approve_text}")
-    qr = values.get("--qr-code", "small")
+    qr = ns.qr_code if ns.qr_code is not None else "small"
     if qr not in ("small", "large"):
         raise UsageError(f"--qr-code: small or large expected, got {qr}")
     expire = (
-        _int_in("--expire", values["--expire"], 1, MAX_EXPIRE_HOURS, "hours,")
-        if "--expire" in values
+        _int_in("--expire", ns.expire, 1, MAX_EXPIRE_HOURS, "hours,")
+        if ns.expire is not None
         else DEFAULT_EXPIRE_HOURS
     )
-    port = (
-        _int_in("--port", values["--port"], 1, 65535, "a port,")
-        if "--port" in values
-        else DEFAULT_PORT
-    )
-    data_text = values.get("--data")
-    if data_text == "":
-        raise UsageError("--data needs a folder")
-    core = values.get("--core", DEFAULT_CORE)
+    port = _int_in("--port", ns.port, 1, 65535, "a port,") if ns.port is not None else DEFAULT_PORT
+    data = _data_folder(ns.data, name, home)
+    core = ns.core if ns.core is not None else DEFAULT_CORE
     if not core:
         raise UsageError("--core needs a value")
     return ServeOptions(
         name=name,
-        data=Path(data_text).expanduser()
-        if data_text is not None
-        else default_data_folder(name, home),
-        data_given=data_text is not None,
-        display_name=display_name,
+        data=data,
+        data_given=ns.data is not None,
+        display_name=ns.display_name,
         approve=ApproveMode(approve_text),
         owners=owners,
         expire_hours=expire,
-        reset_owners=reset_owners,
-        new_token="--new-token" in flags,
+        reset_owners=ns.reset_owners,
+        new_token=ns.new_token,
         port=port,
         qr_code="large" if qr == "large" else "small",
         core=core,
     )
 
 
-def _parse_register(args: list[str], home: Path | None) -> RegisterOptions:
-    positionals, values, _flags, _owners, _given = _split(
-        args, _REGISTER_VALUED, frozenset(), owners=False
-    )
-    name = _one_name(positionals, "register")
-    scope = values.get("--scope", "user")
+def _register_options(ns: argparse.Namespace, home: Path | None) -> RegisterOptions:
+    name = _one_name(ns.names, "register")
+    scope = ns.scope if ns.scope is not None else "user"
     if scope not in ("user", "local"):
         raise UsageError(f"--scope: user or local expected, got {scope}")
-    data_text = values.get("--data")
-    if data_text == "":
-        raise UsageError("--data needs a folder")
     return RegisterOptions(
         name=name,
-        data=Path(data_text).expanduser()
-        if data_text is not None
-        else default_data_folder(name, home),
-        data_given=data_text is not None,
+        data=_data_folder(ns.data, name, home),
+        data_given=ns.data is not None,
         scope="local" if scope == "local" else "user",
     )
 
@@ -317,7 +390,10 @@ def _main(args: list[str]) -> int:
         sys.stderr.write(exc.message + "\n")
         return 2
     if isinstance(options, HelpRequested):
-        sys.stdout.write(HELP)
+        sys.stdout.write(HELP if options.command is None else COMMAND_HELP[options.command])
+        return 0
+    if isinstance(options, VersionRequested):
+        sys.stdout.write(f"{_PROG} {VERSION}\n")
         return 0
     if isinstance(options, RegisterOptions):
         from .register import run_register

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from simplex_protocols import __version__
 from simplex_protocols.errors import SimplexError
 
 __all__ = [
@@ -27,7 +28,9 @@ __all__ = [
     "UsageError",
 ]
 
-VERSION: Final = "0.1.0"
+#: The distribution's version, from its one home (``simplex_protocols.__version__``, which the
+#: build reads too).
+VERSION: Final = __version__
 
 DEFAULT_PORT: Final = 5226
 DEFAULT_EXPIRE_HOURS: Final = 23

@@ -45,6 +45,7 @@ from simplex_protocols._wire import dumps
 from simplex_protocols.errors import CoreConnectionError, SimplexError
 
 from .agent import Agent
+from .config import VERSION
 from .errors import ToolError
 from .log import CORE_FAILURES, failure_text
 from .tools import TOOLS, instructions, validation_error
@@ -140,7 +141,7 @@ def _error_result(message: str) -> types.CallToolResult:
 
 
 def build_mcp_server(
-    agent: Agent, *, name: str, display: str, host_mode: bool, version: str = "0.1.0"
+    agent: Agent, *, name: str, display: str, host_mode: bool, version: str = VERSION
 ) -> Server[Any]:
     """The SDK's low-level server with the five tools, whose handlers call ``agent``."""
     handlers: dict[str, ToolHandler] = {

@@ -11,21 +11,56 @@ each line ends with ``ESC[0m``.
 - large: two spaces with the module's background per module, one line per module: 74 columns
   by 37 lines for 33 modules.
 
+Without colour (``NO_COLOR`` set, or standard output not a terminal: see
+:func:`colours_wanted`) the same layouts are drawn with plain characters and no escape
+sequence: a light module is ink (``█``, or ``▀``/``▄`` for half a cell) and a dark one is blank,
+as segno's own compact terminal output does, because a terminal's text is usually light on a
+dark background. segno's output is not used as is: its large layout needs escape sequences, and
+its small one pads an odd row count with a dark row where the plan pads with a light one.
+
 No I/O here.
 """
 
 from __future__ import annotations
 
-from typing import Final, Literal
+import os
+import sys
+from collections.abc import Mapping
+from typing import Final, Literal, TextIO
 
 import segno
 
-__all__ = ["MARGIN_MODULES", "qr_lines", "qr_modules"]
+__all__ = ["MARGIN_MODULES", "colours_wanted", "qr_lines", "qr_modules"]
 
 MARGIN_MODULES: Final = 2
 _RESET: Final = "\x1b[0m"
 _BG: Final = {True: "40", False: "47"}
 _FG: Final = {True: "30", False: "37"}
+#: Plain cells by (top is dark, bottom is dark): light modules are ink.
+_PLAIN_HALVES: Final = {
+    (False, False): "\u2588",
+    (False, True): "\u2580",
+    (True, False): "\u2584",
+    (True, True): " ",
+}
+_PLAIN_FULL: Final = {True: "  ", False: "\u2588\u2588"}
+
+
+def colours_wanted(stream: TextIO | None = None, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether output to ``stream`` (default standard output) may carry colour escapes.
+
+    No when ``NO_COLOR`` has any non-empty value (the no-color.org convention), or when the
+    stream is not a terminal (a file, a pipe, a log collector would keep the escapes as text).
+    """
+    env = os.environ if environ is None else environ
+    if env.get("NO_COLOR"):
+        return False
+    out = sys.stdout if stream is None else stream
+    isatty = getattr(out, "isatty", None)
+    try:
+        return bool(isatty is not None and isatty())
+    except (OSError, ValueError):  # a closed or detached stream
+        return False
 
 
 def qr_modules(text: str) -> list[list[bool]]:
@@ -34,17 +69,25 @@ def qr_modules(text: str) -> list[list[bool]]:
     return [[bool(v) for v in row] for row in code.matrix_iter(scale=1, border=MARGIN_MODULES)]
 
 
-def qr_lines(text: str, size: Literal["small", "large"] = "small") -> list[str]:
-    """The terminal lines of the QR code of ``text``."""
+def qr_lines(
+    text: str, size: Literal["small", "large"] = "small", *, colour: bool = True
+) -> list[str]:
+    """The terminal lines of the QR code of ``text``; plain characters when not ``colour``."""
     rows = qr_modules(text)
     lines: list[str] = []
     if size == "large":
         for row in rows:
-            lines.append(_line([(_BG[dark], "  ") for dark in row]))
+            if colour:
+                lines.append(_line([(_BG[dark], "  ") for dark in row]))
+            else:
+                lines.append("".join(_PLAIN_FULL[dark] for dark in row))
         return lines
     if len(rows) % 2:
         rows.append([False] * len(rows[0]))
     for top, bottom in zip(rows[0::2], rows[1::2], strict=True):
+        if not colour:
+            lines.append("".join(_PLAIN_HALVES[pair] for pair in zip(top, bottom, strict=True)))
+            continue
         cells: list[tuple[str, str]] = []
         for upper, lower in zip(top, bottom, strict=True):
             if upper == lower:

@@ -46,7 +46,7 @@ from .control import CONTROL_DESCRIPTION, ControlChat, CustomDataQueue, control_
 from .files import DataFolder, LockHeldError, TokenFileError
 from .http import HttpServer, PortInUseError, bind_port, build_mcp_server
 from .log import CORE_FAILURES, Log, failure_text, missing_in_response
-from .qr import qr_lines
+from .qr import colours_wanted, qr_lines
 from .register import shell_quote
 from .state import AgentState
 from .text import fold
@@ -231,7 +231,9 @@ def _is_lost(group: ChatInfoView) -> bool:
 def print_link(log: Log, link: str, size: str) -> None:
     """The join line, the QR code, the link, and (small) the hint for a QR code that does not scan."""
     log.line("Join the agent control chat in the SimpleX app. The link works once:")
-    for line in qr_lines(link, "large" if size == "large" else "small"):
+    # NO_COLOR or output that is not a terminal: the same layout in plain characters.
+    colour = colours_wanted()
+    for line in qr_lines(link, "large" if size == "large" else "small", colour=colour):
         log.line(line)
     log.line(link)
     if size != "large":

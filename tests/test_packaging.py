@@ -60,3 +60,20 @@ def test_the_sdist_carries_the_licence(built: Path) -> None:
         (member,) = [m for m in t.getmembers() if m.name.endswith("/LICENSE")]
         extracted = t.extractfile(member)
         assert extracted is not None and extracted.read() == _licence()
+
+
+def test_the_sdist_carries_the_changelog_and_the_wheel_the_project_urls(built: Path) -> None:
+    (sdist,) = built.glob("*.tar.gz")
+    with tarfile.open(sdist) as t:
+        (member,) = [m for m in t.getmembers() if m.name.endswith("/CHANGELOG.md")]
+        extracted = t.extractfile(member)
+        assert extracted is not None
+        assert extracted.read() == (ROOT / "CHANGELOG.md").read_bytes()
+    (wheel,) = built.glob("*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        metadata = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA")))
+    labels = {
+        line.split(b",")[0] for line in metadata.splitlines() if line.startswith(b"Project-URL:")
+    }
+    names = {b"Homepage", b"Documentation", b"Source", b"Issues", b"Changelog", b"Specification"}
+    assert labels == {b"Project-URL: " + name for name in names}

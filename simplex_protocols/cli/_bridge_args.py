@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, NoReturn
 
+from simplex_protocols._docs_url import doc_url
 from simplex_protocols.core import CoreKind, CoreOption, add_core_argument
 
 from ._call_args import ExitCode
@@ -67,7 +68,7 @@ Streamable HTTP endpoint (--url). Tools, resources, prompts, progress, cancellat
 input_required rounds pass through; the server's errors reach callers as it gave them.
 """
 
-_EPILOG: Final = """\
+_EPILOG: Final = f"""\
 examples:
   simplex-bridge --core ws://127.0.0.1:5225 --display-name Files \\
       -- npx -y @modelcontextprotocol/server-filesystem /srv/share
@@ -87,7 +88,8 @@ exit status:
   70   the chat core cannot be used (not installed, unreachable, lost)
   130  interrupted (Ctrl-C)
 
-docs/simplex-bridge.md has the details.
+The details:
+  {doc_url("docs/simplex-bridge.md")}
 """
 
 

@@ -233,6 +233,7 @@ def build_parsers(prog: str = "simplex-call") -> dict[str, argparse.ArgumentPars
         "target", metavar="TARGET", help="a contact address link, a SimpleX name, or a website"
     )
     call.add_argument("method", metavar="METHOD", help="the MCP or A2A method, or `tool NAME`")
+    call.add_argument("--version", action="store_true", help="print the version and exit")
     call.add_argument("args", metavar="ARGS", nargs="*", help="key=value pairs, or one JSON object")
     call.add_argument(
         "--protocol",
@@ -331,7 +332,7 @@ def build_parsers(prog: str = "simplex-call") -> dict[str, argparse.ArgumentPars
 @dataclass(frozen=True, slots=True)
 class Invocation:
     """A parsed command line: the command (``call``, ``plan``, ``discover``, ``doctor``,
-    ``demo``) and its options, or ``help_text`` when help was asked for."""
+    ``demo``) and its options, or ``help_text`` when help (or the version) was asked for."""
 
     command: str
     options: argparse.Namespace
@@ -382,8 +383,13 @@ def parse_command_line(argv: Sequence[str], prog: str = "simplex-call") -> Invoc
     command, index = _command_word(argv)
     rest = list(argv) if index is None else [*argv[:index], *argv[index + 1 :]]
     parser = parsers[command]
-    if any(t in ("-h", "--help") for t in rest[: rest.index("--") if "--" in rest else None]):
+    words = rest[: rest.index("--") if "--" in rest else None]
+    if any(t in ("-h", "--help") for t in words):
         return Invocation(command, argparse.Namespace(), parser.format_help())
+    if "--version" in words:
+        from simplex_protocols import __version__
+
+        return Invocation(command, argparse.Namespace(), f"{prog} {__version__}\n")
     if command == "call" and not rest:
         raise CLIError(
             ExitCode.USAGE,

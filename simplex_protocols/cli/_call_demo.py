@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 
+from simplex_protocols._docs_url import doc_url
+
 from ._call_args import ExitCode
 from ._call_console import Console
 from ._call_session import Environment
@@ -252,7 +254,7 @@ async def _tour(seed: int, console: Console, tmp: Path) -> int:
                     console.error(f"the demo step `{_shown(argv)}` ended with status {status}")
                     return status
     say("")
-    say("Every step worked. Next: docs/simplex-call.md, and `simplex-call --help`.")
+    say(f"Every step worked. Next: `simplex-call --help`, and {doc_url('docs/simplex-call.md')}")
     return int(ExitCode.OK)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import anyio
 
+from simplex_protocols._docs_url import doc_url
 from simplex_protocols._groups import INTERRUPTED_EXIT, run_interruptible
 from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT, guarded_stdout, is_output_closed
 from simplex_protocols.sim import CORE_PROFILES, SimNetwork, SimServer
@@ -35,7 +36,7 @@ what it gives clients is faithful to the SimpleX chat core (commands, responses,
 IDs, errors and limits), but nothing leaves this machine.
 """
 
-_SERVE_EPILOG = """\
+_SERVE_EPILOG = f"""\
 Each user's core is the endpoint ws://127.0.0.1:PORT/NAME, created on demand when a client
 connects (running, as the CLI's core is, with no user until /_create user); NAME is
 letters, digits, '.', '_' and '-'. ws://127.0.0.1:PORT/ is the core named by --default-user.
@@ -43,7 +44,8 @@ Point any program written for `simplex-chat -p PORT` at an endpoint.
 
 --core-profile NAME makes every core behave as a real core of that version: spec (the newest,
 as the seeds describe it; the default), v7.0 or v6.4. `simplex-call doctor` shows what each
-lacks; docs/sim.md lists the differences and the core sources they come from.
+lacks. The differences, and the core sources they come from:
+  {doc_url("docs/sim.md")}
 
 examples:
   simplex-sim serve --port 5225 --user alice --user bot
@@ -52,12 +54,25 @@ examples:
 """
 
 
+EXIT_TABLE = """\
+exit status:
+  0    serve stopped by SIGTERM (after saving --state), chat ended, or --version
+  1    the state file cannot be read, the port cannot be listened on, or (chat) no
+       simulated network at the endpoint
+  2    bad arguments
+  130  interrupted (Ctrl-C; serve first closes its endpoints and saves --state)
+  141  standard output closed by its reader (`simplex-sim serve | head`)
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="simplex-sim",
         description=_DESCRIPTION,
+        epilog=EXIT_TABLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve = sub.add_parser(
         "serve",
@@ -185,6 +200,11 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.version:
+        from simplex_protocols import __version__
+
+        print(f"simplex-sim {__version__}")
+        return EXIT_OK
     if args.command == "chat":
         return _chat(args)
     if args.command != "serve":
