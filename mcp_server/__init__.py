@@ -18,7 +18,11 @@ Public names:
 
 from __future__ import annotations
 
-from simplex_protocols._exports import publish
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+from simplex_protocols._exports import lazy_exports, publish
 
 from .cli import main as main
 from .cli import parse_args as parse_args
@@ -28,8 +32,10 @@ from .config import OwnerEntry as OwnerEntry
 from .config import RegisterOptions as RegisterOptions
 from .config import ServeOptions as ServeOptions
 from .config import UsageError as UsageError
-from .serve import ServerInfo as ServerInfo
-from .serve import serve as serve
+
+if TYPE_CHECKING:
+    from .serve import ServerInfo as ServerInfo
+    from .serve import serve as serve
 
 __all__ = [
     "VERSION",
@@ -45,3 +51,31 @@ __all__ = [
 ]
 
 publish(globals(), __all__)
+
+#: Each name is loaded from its submodule on first use (``lazy_exports``), so that a program
+#: importing one light part of this package (an option parser) does not load the rest:
+#: ``simplex-mcp --help`` loads neither the MCP SDK nor the web server.
+__getattr__ = lazy_exports(
+    globals(),
+    {
+        "ServerInfo": ".serve",
+        "serve": ".serve",
+    },
+)
+
+
+class _Package(types.ModuleType):
+    """This package, whose ``serve`` stays the function when the ``serve`` module is imported.
+
+    Importing the submodule ``mcp_server.serve`` binds it as the package's attribute ``serve``;
+    an eager ``from .serve import serve`` used to replace it at once, and a lazy export must do
+    the same whenever the submodule is imported, by whichever importer comes first.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "serve" and isinstance(value, types.ModuleType):
+            value = value.serve
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -28,14 +28,19 @@ from typing import TYPE_CHECKING, Any, TextIO
 import anyio
 import anyio.abc
 
+from simplex_protocols._exports import lazy_exports
+
 from ._bridge_args import BridgeError, BridgeOptions, parse_command_line
-from ._bridge_upstream import Backoff, HTTPServer, StdioServer, Upstream, UpstreamSpec
 from ._call_args import ExitCode
 
+# The upstream side (the MCP SDK, HTTP) loads when a bridge opens, after the arguments are
+# parsed: `--help` and `--version` load none of it.
 if TYPE_CHECKING:
     from simplex_protocols._clock import Clock
     from simplex_protocols.bot import ResponderBot
     from simplex_protocols.sim import SimNetwork
+
+    from ._bridge_upstream import Backoff, HTTPServer, StdioServer, Upstream, UpstreamSpec
 
 __all__ = [
     "Backoff",
@@ -48,6 +53,11 @@ __all__ = [
     "open_bridge",
     "run",
 ]
+
+__getattr__ = lazy_exports(
+    globals(),
+    dict.fromkeys(("Backoff", "HTTPServer", "StdioServer", "Upstream"), "._bridge_upstream"),
+)
 
 #: The ResponderBot's file for the MCP requestState secret, so that a bridge and a bot with
 #: the same data folder accept each other's states (MCP-MSG-6).
@@ -100,6 +110,7 @@ async def open_bridge(
     from simplex_protocols.bot._state import default_data_folder
 
     from ._bridge_forward import BridgeBinding, forwarding_server
+    from ._bridge_upstream import Upstream
 
     upstream = Upstream(server, clock=clock, backoff=backoff)
     async with anyio.create_task_group() as tg:
@@ -207,7 +218,7 @@ async def _serve(
     from simplex_protocols.core import CoreKind
     from simplex_protocols.errors import BotConfigError, SimplexError
 
-    from ._bridge_upstream import describe_failure
+    from ._bridge_upstream import HTTPServer, StdioServer, describe_failure
 
     configure_bot_logging(30 if options.quiet else 20)
     server: UpstreamSpec = (

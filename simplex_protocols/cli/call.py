@@ -19,22 +19,22 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 import anyio
 
-from simplex_protocols._groups import first_error, run_interruptible
-from simplex_protocols._stdio import OutputClosedError, guard_output, is_output_closed
+from simplex_protocols._groups import run_interruptible
+from simplex_protocols._stdio import OutputClosedError, guard_output
 
 from ._call_args import CLIError, ExitCode, parse_command_line
-from ._call_console import Console
-from ._call_errors import failure_of
-from ._call_run import report_failure, run_call, run_discover, run_plan
-from ._call_session import Environment
 
+# The commands import their parts (the core, the SDKs, HTTP) when they run, after the
+# arguments are parsed: `--help` and `--version` load none of them.
 if TYPE_CHECKING:
     from simplex_protocols.sim import SimNetwork
+
+    from ._call_session import Environment
 
 __all__ = ["ExitCode", "main", "run"]
 
@@ -65,27 +65,41 @@ async def run(
     """
     out = guard_output(stdout if stdout is not None else sys.stdout)
     err = stderr if stderr is not None else sys.stderr
-    env = Environment(
-        environ=dict(environ) if environ is not None else dict(os.environ),
-        network=network,
-        stdin=stdin,
-    )
+
+    def environment() -> Environment:
+        from ._call_session import Environment
+
+        return Environment(
+            environ=dict(environ) if environ is not None else dict(os.environ),
+            network=network,
+            stdin=stdin,
+        )
+
     try:
-        return await _run(list(argv), out, err, env)
+        return await _run(list(argv), out, err, environment)
     except OutputClosedError:
         return int(ExitCode.OUTPUT_CLOSED)
 
 
-async def _run(argv: list[str], out: TextIO, err: TextIO, env: Environment) -> int:
+async def _run(
+    argv: list[str], out: TextIO, err: TextIO, environment: Callable[[], Environment]
+) -> int:
     try:
         invocation = parse_command_line(argv)
     except CLIError as exc:
-        console = Console(out, err, json_mode="--json" in argv, progress=False)
-        return report_failure(console, failure_of(exc))
+        return _report_usage_error(exc, argv, out, err)
     if invocation.help_text is not None:
         out.write(invocation.help_text)
         out.flush()
         return int(ExitCode.OK)
+    from simplex_protocols._groups import first_error
+    from simplex_protocols._stdio import is_output_closed
+
+    from ._call_console import Console
+    from ._call_errors import failure_of
+    from ._call_run import report_failure, run_call, run_discover, run_plan
+
+    env = environment()
     options = invocation.options
     console = Console(
         out,
@@ -112,6 +126,15 @@ async def _run(argv: list[str], out: TextIO, err: TextIO, env: Environment) -> i
             # Not a failure of the call: the reader has what it wanted (`| head`).
             raise OutputClosedError(out) from exc
         return report_failure(console, failure_of(first_error(exc)))
+
+
+def _report_usage_error(exc: CLIError, argv: list[str], out: TextIO, err: TextIO) -> int:
+    from ._call_console import Console
+    from ._call_errors import failure_of
+    from ._call_run import report_failure
+
+    console = Console(out, err, json_mode="--json" in argv, progress=False)
+    return report_failure(console, failure_of(exc))
 
 
 def main(

@@ -14,13 +14,17 @@ import re
 import signal
 import sys
 from pathlib import Path
-
-import anyio
+from typing import TYPE_CHECKING
 
 from simplex_protocols._docs_url import doc_url
 from simplex_protocols._groups import INTERRUPTED_EXIT, run_interruptible
 from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT, guarded_stdout, is_output_closed
-from simplex_protocols.sim import CORE_PROFILES, SimNetwork, SimServer
+from simplex_protocols.sim import CORE_PROFILES
+
+# The network, its server and the event loop load when `serve` runs: `--help` and `--version`
+# need only the core profiles.
+if TYPE_CHECKING:
+    from simplex_protocols.sim import SimNetwork
 
 __all__ = ["build_parser", "main"]
 
@@ -215,6 +219,8 @@ def _main(argv: list[str] | None) -> int:
     except (OSError, ValueError) as exc:
         print(f"simplex-sim: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
+    import anyio
+
     # Ctrl-C before the server listens is the KeyboardInterrupt that main() reports.
     return anyio.run(_serve, network, args)
 
@@ -235,6 +241,8 @@ def _chat(args: argparse.Namespace) -> int:
 
 
 def _load(args: argparse.Namespace) -> SimNetwork:
+    from simplex_protocols.sim import SimNetwork
+
     state: Path | None = args.state
     if state is not None and state.exists():
         network = SimNetwork.load(state, chaos=args.chaos, core_profile=args.core_profile)
@@ -247,6 +255,10 @@ def _load(args: argparse.Namespace) -> SimNetwork:
 
 
 async def _serve(network: SimNetwork, args: argparse.Namespace) -> int:
+    import anyio
+
+    from simplex_protocols.sim import SimServer
+
     default = args.default_user or (args.user[0] if args.user else "default")
     server = SimServer(network, port=args.port, default_core=default)
     try:
@@ -292,6 +304,8 @@ async def _serve(network: SimNetwork, args: argparse.Namespace) -> int:
 
 
 async def _save_loop(network: SimNetwork, state: Path, every: float) -> None:
+    import anyio
+
     while True:
         await anyio.sleep(max(every, 0.5))
         network.save(state)

@@ -18,55 +18,58 @@
 
 from __future__ import annotations
 
-from simplex_protocols._exports import publish
+from typing import TYPE_CHECKING
 
-from . import _commands as commands
-from . import _types as types
-from ._api import ChatAPI as ChatAPI
-from ._backend import CoreBackend as CoreBackend
-from ._client import ChatCore as ChatCore
-from ._client import EventSubscription as EventSubscription
-from ._commands import ChatRef as ChatRef
-from ._commands import ContactRef as ContactRef
-from ._commands import GroupRef as GroupRef
-from ._commands import mention as mention
-from ._commands import parse_chat_ref as parse_chat_ref
-from ._commands import quote_name as quote_name
-from ._events import ReceivedMessage as ReceivedMessage
-from ._events import chat_items as chat_items
-from ._events import chat_ref_of as chat_ref_of
-from ._events import event_type as event_type
-from ._events import event_user_id as event_user_id
-from ._events import received_messages as received_messages
-from ._native import NativeBackend as NativeBackend
-from ._open import open_core as open_core
-from ._options import CoreKind as CoreKind
-from ._options import CoreOption as CoreOption
-from ._options import add_core_argument as add_core_argument
-from ._options import default_core_option as default_core_option
-from ._options import parse_core_option as parse_core_option
-from ._probe import Capability as Capability
-from ._probe import CapabilityResult as CapabilityResult
-from ._probe import CapabilityStatus as CapabilityStatus
-from ._probe import CoreCapabilities as CoreCapabilities
-from ._probe import probe_core as probe_core
-from ._protocol import CoreProtocol as CoreProtocol
-from ._protocol import CoreProtocolEvent as CoreProtocolEvent
-from ._protocol import EventReceived as EventReceived
-from ._protocol import InvalidFrame as InvalidFrame
-from ._protocol import ResponseReceived as ResponseReceived
-from ._protocol import UnmatchedResponse as UnmatchedResponse
-from ._views import AChatItemView as AChatItemView
-from ._views import ChatInfoView as ChatInfoView
-from ._views import ChatItemView as ChatItemView
-from ._views import ChatView as ChatView
-from ._views import ConnectionPlanView as ConnectionPlanView
-from ._views import EventView as EventView
-from ._views import JoinResponseView as JoinResponseView
-from ._views import MemberView as MemberView
-from ._views import first_item_id as first_item_id
-from ._views import link_text as link_text
-from ._websocket import WebSocketBackend as WebSocketBackend
+from simplex_protocols._exports import lazy_exports
+
+if TYPE_CHECKING:
+    from . import _commands as commands
+    from . import _types as types
+    from ._api import ChatAPI as ChatAPI
+    from ._backend import CoreBackend as CoreBackend
+    from ._client import ChatCore as ChatCore
+    from ._client import EventSubscription as EventSubscription
+    from ._commands import ChatRef as ChatRef
+    from ._commands import ContactRef as ContactRef
+    from ._commands import GroupRef as GroupRef
+    from ._commands import mention as mention
+    from ._commands import parse_chat_ref as parse_chat_ref
+    from ._commands import quote_name as quote_name
+    from ._events import ReceivedMessage as ReceivedMessage
+    from ._events import chat_items as chat_items
+    from ._events import chat_ref_of as chat_ref_of
+    from ._events import event_type as event_type
+    from ._events import event_user_id as event_user_id
+    from ._events import received_messages as received_messages
+    from ._native import NativeBackend as NativeBackend
+    from ._open import open_core as open_core
+    from ._options import CoreKind as CoreKind
+    from ._options import CoreOption as CoreOption
+    from ._options import add_core_argument as add_core_argument
+    from ._options import default_core_option as default_core_option
+    from ._options import parse_core_option as parse_core_option
+    from ._probe import Capability as Capability
+    from ._probe import CapabilityResult as CapabilityResult
+    from ._probe import CapabilityStatus as CapabilityStatus
+    from ._probe import CoreCapabilities as CoreCapabilities
+    from ._probe import probe_core as probe_core
+    from ._protocol import CoreProtocol as CoreProtocol
+    from ._protocol import CoreProtocolEvent as CoreProtocolEvent
+    from ._protocol import EventReceived as EventReceived
+    from ._protocol import InvalidFrame as InvalidFrame
+    from ._protocol import ResponseReceived as ResponseReceived
+    from ._protocol import UnmatchedResponse as UnmatchedResponse
+    from ._views import AChatItemView as AChatItemView
+    from ._views import ChatInfoView as ChatInfoView
+    from ._views import ChatItemView as ChatItemView
+    from ._views import ChatView as ChatView
+    from ._views import ConnectionPlanView as ConnectionPlanView
+    from ._views import EventView as EventView
+    from ._views import JoinResponseView as JoinResponseView
+    from ._views import MemberView as MemberView
+    from ._views import first_item_id as first_item_id
+    from ._views import link_text as link_text
+    from ._websocket import WebSocketBackend as WebSocketBackend
 
 __all__ = [
     "AChatItemView",
@@ -118,4 +121,56 @@ __all__ = [
     "types",
 ]
 
-publish(globals(), __all__)
+#: Each name is loaded from its submodule on first use (``lazy_exports``), so that a program
+#: importing one light part of this package (an option parser) does not load the rest.
+__getattr__ = lazy_exports(
+    globals(),
+    {
+        "ChatAPI": "._api",
+        "CoreBackend": "._backend",
+        "ChatCore": "._client",
+        "EventSubscription": "._client",
+        "ChatRef": "._commands",
+        "ContactRef": "._commands",
+        "GroupRef": "._commands",
+        "mention": "._commands",
+        "parse_chat_ref": "._commands",
+        "quote_name": "._commands",
+        "ReceivedMessage": "._events",
+        "chat_items": "._events",
+        "chat_ref_of": "._events",
+        "event_type": "._events",
+        "event_user_id": "._events",
+        "received_messages": "._events",
+        "NativeBackend": "._native",
+        "open_core": "._open",
+        "CoreKind": "._options",
+        "CoreOption": "._options",
+        "add_core_argument": "._options",
+        "default_core_option": "._options",
+        "parse_core_option": "._options",
+        "Capability": "._probe",
+        "CapabilityResult": "._probe",
+        "CapabilityStatus": "._probe",
+        "CoreCapabilities": "._probe",
+        "probe_core": "._probe",
+        "CoreProtocol": "._protocol",
+        "CoreProtocolEvent": "._protocol",
+        "EventReceived": "._protocol",
+        "InvalidFrame": "._protocol",
+        "ResponseReceived": "._protocol",
+        "UnmatchedResponse": "._protocol",
+        "AChatItemView": "._views",
+        "ChatInfoView": "._views",
+        "ChatItemView": "._views",
+        "ChatView": "._views",
+        "ConnectionPlanView": "._views",
+        "EventView": "._views",
+        "JoinResponseView": "._views",
+        "MemberView": "._views",
+        "first_item_id": "._views",
+        "link_text": "._views",
+        "WebSocketBackend": "._websocket",
+    },
+    modules={"commands": "._commands", "types": "._types"},
+)

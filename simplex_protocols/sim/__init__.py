@@ -25,23 +25,27 @@ A network's cores behave as the newest core the seeds describe, or as an older r
 
 from __future__ import annotations
 
-from simplex_protocols._exports import publish
+from typing import TYPE_CHECKING
+
+from simplex_protocols._exports import lazy_exports
 from simplex_protocols.core import CoreKind
 from simplex_protocols.core._open import register_backend
 
-from ._backend import SimBackend as SimBackend
-from ._core import SimCore as SimCore
-from ._faults import Faults as Faults
-from ._links import ROUTER_HOSTS as ROUTER_HOSTS
-from ._network import SimNetwork as SimNetwork
-from ._network import SimUser as SimUser
-from ._network import default_network as default_network
-from ._network import option_backend
-from ._profiles import CORE_PROFILES as CORE_PROFILES
-from ._profiles import CoreProfile as CoreProfile
-from ._server import SimServer as SimServer
-from ._shape import check_frame as check_frame
-from ._shape import check_shape as check_shape
+if TYPE_CHECKING:
+    from simplex_protocols.core import CoreBackend, CoreOption
+
+    from ._backend import SimBackend as SimBackend
+    from ._core import SimCore as SimCore
+    from ._faults import Faults as Faults
+    from ._links import ROUTER_HOSTS as ROUTER_HOSTS
+    from ._network import SimNetwork as SimNetwork
+    from ._network import SimUser as SimUser
+    from ._network import default_network as default_network
+    from ._profiles import CORE_PROFILES as CORE_PROFILES
+    from ._profiles import CoreProfile as CoreProfile
+    from ._server import SimServer as SimServer
+    from ._shape import check_frame as check_frame
+    from ._shape import check_shape as check_shape
 
 __all__ = [
     "CORE_PROFILES",
@@ -58,6 +62,33 @@ __all__ = [
     "default_network",
 ]
 
-publish(globals(), __all__)
+#: Each name is loaded from its submodule on first use (``lazy_exports``), so that a program
+#: importing one light part of this package (an option parser) does not load the rest.
+__getattr__ = lazy_exports(
+    globals(),
+    {
+        "SimBackend": "._backend",
+        "SimCore": "._core",
+        "Faults": "._faults",
+        "ROUTER_HOSTS": "._links",
+        "SimNetwork": "._network",
+        "SimUser": "._network",
+        "default_network": "._network",
+        "CORE_PROFILES": "._profiles",
+        "CoreProfile": "._profiles",
+        "SimServer": "._server",
+        "check_frame": "._shape",
+        "check_shape": "._shape",
+    },
+)
 
-register_backend(CoreKind.SIMULATOR, option_backend)
+
+def _option_backend(option: CoreOption) -> CoreBackend:
+    # The network (and every simulated core behind it) loads when a `sim:USER` core is opened,
+    # not when this package is: `simplex-sim --help` only needs the core profiles.
+    from ._network import option_backend
+
+    return option_backend(option)
+
+
+register_backend(CoreKind.SIMULATOR, _option_backend)

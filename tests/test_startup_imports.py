@@ -1,0 +1,81 @@
+"""Start-up: a console script's ``--help`` and ``--version`` import none of the heavy packages.
+
+Each command runs as its console script runs it (``from MODULE import main; main()``), in a
+fresh interpreter with a clean environment and ``-X importtime``, and the test reads the
+imported modules from that output. The SDKs, the chat core's library, the web server and the
+database layer load when a command that uses them runs, after the arguments are parsed. A test
+of imports, not of time: ``bench/startup.py`` measures the time.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+#: Top-level packages that a command's help or version must not import.
+HEAVY = frozenset(
+    {"mcp", "a2a", "simplex_chat", "uvicorn", "sqlalchemy", "fastmcp", "starlette", "httpx"}
+)
+
+#: (console script, its entry module, the arguments).
+COMMANDS = [
+    ("simplex-call", "simplex_protocols.cli.call", ["--help"]),
+    ("simplex-call", "simplex_protocols.cli.call", ["--version"]),
+    ("simplex-call", "simplex_protocols.cli.call", ["doctor", "--help"]),
+    ("simplex-sim", "simplex_protocols.cli.sim", ["--help"]),
+    ("simplex-sim", "simplex_protocols.cli.sim", ["--version"]),
+    ("simplex-bridge", "simplex_protocols.cli.bridge", ["--help"]),
+    ("simplex-bridge", "simplex_protocols.cli.bridge", ["--version"]),
+    ("simplex-mcp", "mcp_server.cli", ["--help"]),
+    ("simplex-mcp", "mcp_server.cli", ["--version"]),
+    ("simplex-mcp", "mcp_server.cli", ["serve", "--help"]),
+    ("simplex-conformance", "conformance.cli", ["--help"]),
+    ("simplex-conformance", "conformance.cli", ["--version"]),
+]
+
+
+def _imported(module: str, argv: list[str]) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    code = f"import sys; from {module} import main; sys.argv = {argv!r}; sys.exit(main())"
+    # A clean environment: no PYTHONPATH, no SIMPLEX_CORE or other setting that could change
+    # what a command loads; PATH only, for anything the interpreter looks up.
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    # importtime lines: "import time: SELF | CUMULATIVE | <indent>package.module"
+    modules = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    }
+    return done, modules
+
+
+def test_importtime_output_is_read() -> None:
+    # The reader of -X importtime sees a package this test knows is imported: argparse.
+    done, modules = _imported("simplex_protocols.cli.call", ["simplex-call", "--help"])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "argparse" in modules
+    assert "simplex_protocols.cli._call_args" in modules
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("script", "module", "args"), COMMANDS, ids=[" ".join([s, *a]) for s, _, a in COMMANDS]
+)
+def test_help_and_version_import_no_heavy_package(
+    script: str, module: str, args: list[str]
+) -> None:
+    done, modules = _imported(module, [script, *args])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert script in done.stdout  # the help or the version was printed
+    heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
+    assert heavy == [], f"{script} {' '.join(args)} imports {heavy}"
