@@ -67,6 +67,9 @@ HISTORY_ITEMS: Final = 20
 
 _QUOTED_COMMAND: Final = re.compile(r"/'([A-Za-z0-9_][^'`\n]*)'")
 _CHAT_REF: Final = re.compile(r"[@#][1-9][0-9]{0,14}")
+#: The words of the client's input after its ``/`` (``/join LINK``, ``/address``, ``/chats``,
+#: ``/open @N``, ``/quit``), named in ``simplex-sim chat --help``.
+_CLIENT_WORDS: Final = frozenset({"quit", "join", "address", "chats", "open"})
 
 
 def render_text(text: str) -> str:
@@ -148,16 +151,19 @@ class ChatClient:
         if not text.strip():
             return True
         word, _, rest = text.strip().partition(" ")
+        # The client's own words (not core commands: each acts through ChatAPI); any other
+        # text, commands of the core included, is a message to the open chat.
+        action = word[1:] if word.startswith("/") and word[1:] in _CLIENT_WORDS else None
+        if action == "quit":
+            return False
         try:
-            if word == "/quit":
-                return False
-            if word == "/join":
+            if action == "join":
                 await self._join(rest.strip())
-            elif word == "/address":
+            elif action == "address":
                 await self._address()
-            elif word == "/chats":
+            elif action == "chats":
                 await self._chats()
-            elif word == "/open":
+            elif action == "open":
                 await self._open(rest.strip())
             else:
                 await self._send(text)
