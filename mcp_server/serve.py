@@ -137,12 +137,10 @@ class _Start:
 
     async def profile(self) -> int:
         """The user, or created with peer type agent."""
-        user = await self.api.active_user()
-        if user is None:
-            display = self.options.display_name or self.options.name
-            user = await self.api.create_active_user(
-                {"displayName": display, "fullName": "", "peerType": "agent"}
-            )
+        display = self.options.display_name or self.options.name
+        user, _ = await self.api.ensure_active_user(
+            {"displayName": display, "fullName": "", "peerType": "agent"}
+        )
         record: Mapping[str, Any] = user
         user_id = record.get("userId")
         if not isinstance(user_id, int):

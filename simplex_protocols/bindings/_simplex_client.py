@@ -296,17 +296,21 @@ class BotLink:
         if self._user_id is not None:
             return self
         try:
-            user = await self._api.active_user()
-            if user is None:
-                if self._opened is None:
+            if self._opened is None:
+                # a core the caller gave: its user is the caller's to make
+                found = await self._api.active_user()
+                if found is None:
                     raise CoreError(
                         {"type": "error", "errorType": {"type": "noActiveUser"}},
                         command=cmds.show_active_user(),
                     )
-                user = await self._api.create_active_user(
+                user = found
+            else:
+                user, created = await self._api.ensure_active_user(
                     {"displayName": self.display_name, **_AGENT_PROFILE}
                 )
-                await self._api.start_chat()
+                if created:
+                    await self._api.start_chat()
             self._user_id = int(user["userId"])
         except BaseException:
             await self._stack.aclose()

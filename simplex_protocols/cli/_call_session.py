@@ -103,10 +103,7 @@ async def open_session(option: CoreOption | None, env: Environment) -> AsyncIter
         core = open_core(chosen, db_prefix=str(prefix), environ=env.environ)
     async with core:
         api = ChatAPI(core)
-        user = await api.active_user()
-        created = user is None
-        if user is None:
-            user = await api.create_active_user(CLI_PROFILE)
+        user, created = await api.ensure_active_user(CLI_PROFILE)
         user_id = int(user["userId"])
         await api.start_chat()
         yield Session(core, api, user_id, clock, chosen, created)

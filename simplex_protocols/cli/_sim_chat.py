@@ -122,10 +122,8 @@ class ChatClient:
 
     async def start(self) -> str:
         """The user (created when the core has none), the core started; returns its name."""
-        user = await self._api.active_user()
-        if user is None:
-            profile = {"displayName": self._display_name, "fullName": "", "peerType": "human"}
-            user = await self._api.create_active_user(profile)
+        profile = {"displayName": self._display_name, "fullName": "", "peerType": "human"}
+        user, _ = await self._api.ensure_active_user(profile)
         self.user_id = user["userId"]
         await self._api.start_chat()
         return user["profile"]["displayName"]

@@ -82,6 +82,14 @@ class ChatAPI:
         resp = await self._send(cmds.create_active_user(profile), "activeUser")
         return cast(T.User, resp["user"])
 
+    async def ensure_active_user(self, profile: Mapping[str, Any]) -> tuple[T.User, bool]:
+        """The active user, or one created with ``profile`` when the core has none; and
+        whether it was created now."""
+        user = await self.active_user()
+        if user is not None:
+            return user, False
+        return await self.create_active_user(profile), True
+
     async def set_active_user(self, user_id: int) -> T.User:
         """Make another user active."""
         resp = await self._send(cmds.set_active_user(user_id), "activeUser")

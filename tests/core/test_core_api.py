@@ -66,6 +66,25 @@ async def test_active_user_and_no_active_user() -> None:
     await run_api({"/user": error("chatNotStarted")}, other)
 
 
+async def test_ensure_active_user_creates_one_only_when_there_is_none() -> None:
+    profile = {"displayName": "agent", "fullName": "", "peerType": "agent"}
+    create = c.create_active_user(profile)
+
+    async def existing(api: ChatAPI) -> None:
+        assert await api.ensure_active_user(profile) == (USER, False)
+
+    backend = await run_api({"/user": {"type": "activeUser", "user": USER}}, existing)
+    assert create not in [f["cmd"] for f in backend.sent]
+
+    async def fresh(api: ChatAPI) -> None:
+        assert await api.ensure_active_user(profile) == (USER, True)
+
+    backend = await run_api(
+        {"/user": error("noActiveUser"), create: {"type": "activeUser", "user": USER}}, fresh
+    )
+    assert create in [f["cmd"] for f in backend.sent]
+
+
 async def test_unexpected_response_type_names_both_tags() -> None:
     async def body(api: ChatAPI) -> None:
         with pytest.raises(UnexpectedResponseError) as info:
