@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_mcp_cli_conventions import SERVE_OPTIONS
 
 from mcp_server.cli import HELP, HelpRequested, main, mk_valid_name, parse_args
 from mcp_server.config import ApproveMode, OwnerEntry, RegisterOptions, ServeOptions, UsageError
@@ -187,19 +188,7 @@ def test_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert isinstance(parse_args(["serve", "-h"]), HelpRequested)
     assert main(["--help"]) == 0
     assert capsys.readouterr().out == HELP
-    for option in [
-        "--data",
-        "--display-name",
-        "--approve",
-        "--owners",
-        "--expire",
-        "--reset-owners",
-        "--new-token",
-        "--port",
-        "--qr-code",
-        "--core",
-        "--scope",
-    ]:
+    for option in [*SERVE_OPTIONS, "--scope"]:
         assert option in HELP
 
 
