@@ -11,7 +11,6 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from bot.botkit import World  # the bot tests' simulated callers (tests/ is on sys.path)
 from fastmcp import Context, FastMCP
@@ -19,11 +18,11 @@ from fastmcp.exceptions import ToolError
 from fastmcp.server.dependencies import get_http_headers
 from mcp.server.lowlevel import Server
 from mcp_types import LOG_LEVEL_META_KEY
+from test_mcp_binding import MEMBER, call, chat, request, rpc
 
-from simplex_protocols.bindings import Caller, EnvelopeOutcome, TransportKind
+from simplex_protocols.bindings import EnvelopeOutcome
 from simplex_protocols.bindings.mcp import (
     MCPBinding,
-    build_request,
     caller_of,
     is_final,
     progress_of,
@@ -35,17 +34,6 @@ from simplex_protocols.errors import BindingConfigError
 pytestmark = pytest.mark.anyio
 
 SECRET = b"f" * 32
-ALICE = Caller("chat:@17", TransportKind.CHAT, display_name="alice", contact_id=17)
-MEMBER = Caller(
-    "chat:#5/9",
-    TransportKind.CHAT,
-    display_name="carol",
-    group_id=5,
-    group_member_id=9,
-    in_group=True,
-    headers={"x-team": "ops"},
-)
-SIGNED = Caller("rpc:MCowBQYDK2VwAyEA-signed", TransportKind.RPC, signer_key="MCowBQYDK2VwAyEA")
 
 
 def acme(lifespans: list[str] | None = None) -> FastMCP[Any]:
@@ -115,31 +103,6 @@ def acme(lifespans: list[str] | None = None) -> FastMCP[Any]:
     return server
 
 
-def request(method: str, params: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
-    kw.setdefault("request_id", 1)
-    return build_request(method, params, client_info={"name": "test", "version": "1"}, **kw)
-
-
-def call(name: str, arguments: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
-    return request("tools/call", {"name": name, "arguments": arguments or {}}, **kw)
-
-
-async def chat(binding: MCPBinding, req: Any, caller: Caller = ALICE) -> list[dict[str, Any]]:
-    replies: list[dict[str, Any]] = []
-
-    async def emit(message: dict[str, Any]) -> None:
-        replies.append(message)
-
-    with anyio.fail_after(5):
-        await binding.handle_chat(req, caller, emit)
-    return replies
-
-
-async def rpc(binding: MCPBinding, req: Any, caller: Caller = SIGNED) -> Any:
-    with anyio.fail_after(5):
-        return await binding.handle_rpc(req, caller, budget_s=170.0)
-
-
 @pytest.fixture
 async def binding() -> AsyncIterator[MCPBinding]:
     async with MCPBinding(acme(), request_state_keys=[SECRET]) as b:
@@ -155,7 +118,7 @@ async def test_the_lifespan_of_a_fastmcp_server_is_entered_once_by_the_binding()
     assert isinstance(binding.server, Server)
     async with binding:
         await chat(binding, call("add", {"a": 1, "b": 2}))
-        await rpc(binding, call("add", {"a": 3, "b": 4}, request_id=2))
+        await rpc(binding, call("add", {"a": 3, "b": 4}, rid=2))
         assert lifespans == ["enter"]
     assert lifespans == ["enter", "exit"]
 
@@ -195,7 +158,7 @@ async def test_a_tool_call_has_content_and_structured_content(binding: MCPBindin
 async def test_progress_reaches_a_caller_in_a_conversation_before_the_response(
     binding: MCPBinding,
 ) -> None:
-    req = call("availability", {"item": "anvil"}, progress_token="p-1")
+    req = call("availability", {"item": "anvil"}, token="p-1")
     *notes, response = await chat(binding, req)
     assert [n["method"] for n in notes] == ["notifications/progress"] * 2
     assert [n["params"] for n in notes] == [
@@ -217,7 +180,7 @@ async def test_progress_reaches_a_caller_in_a_conversation_before_the_response(
 # The SDK warns that MCP 2026-07-28 deprecates logging, whatever the transport.
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 async def test_ctx_info_is_sent_when_the_request_opts_in_to_logs(binding: MCPBinding) -> None:
-    req = call("audit", {"item": "anvil"}, request_id=7)
+    req = call("audit", {"item": "anvil"}, rid=7)
     req["params"]["_meta"][LOG_LEVEL_META_KEY] = "info"
     *notes, response = await chat(binding, req)
     [log] = [n for n in notes if n["method"] == "notifications/message"]
@@ -225,7 +188,7 @@ async def test_ctx_info_is_sent_when_the_request_opts_in_to_logs(binding: MCPBin
     assert "counted the anvils" in str(log["params"]["data"])
     assert response["id"] == 7
     # Without the opt-in the server sends no log (MCP 2026-07-28: logs are per request).
-    quiet = await chat(binding, call("audit", {"item": "anvil"}, request_id=8))
+    quiet = await chat(binding, call("audit", {"item": "anvil"}, rid=8))
     assert [m.get("method") for m in quiet] == [None]
 
 
@@ -255,7 +218,7 @@ async def test_a_masking_fastmcp_server_keeps_an_exception_s_text_to_itself() ->
 
 async def test_unknown_tools_and_bad_arguments_are_errors_not_crashes(binding: MCPBinding) -> None:
     [unknown] = await chat(binding, call("nope"))
-    [bad] = await chat(binding, call("add", {"a": "many", "b": 1}, request_id=2))
+    [bad] = await chat(binding, call("add", {"a": "many", "b": 1}, rid=2))
     for answer in unknown, bad:
         assert ("error" in answer) or answer["result"]["isError"] is True
     assert "Internal" not in str(unknown) and "Internal" not in str(bad)
@@ -285,8 +248,8 @@ async def test_a_fastmcp_tool_sees_its_simplex_caller_and_a_member_s_headers(
     binding: MCPBinding,
 ) -> None:
     [alice] = await chat(binding, call("whoami"))
-    [member] = await chat(binding, call("whoami", request_id=2), MEMBER)
-    signed = await rpc(binding, call("whoami", request_id=3))
+    [member] = await chat(binding, call("whoami", rid=2), MEMBER)
+    signed = await rpc(binding, call("whoami", rid=3))
     texts = [a["result"]["content"][0]["text"] for a in (alice, member, signed)]
     assert texts == ["chat:@17 -", "chat:#5/9 ops", "rpc:MCowBQYDK2VwAyEA-signed -"]
 
@@ -376,17 +339,17 @@ async def test_a_responder_bot_serves_a_fastmcp_server_over_both_transports(
         async with bot.serving(world.network.backend("acme")) as served:
             listed = await alice.rpc.request(served.address, "mcp", request("tools/list"))
             added = await alice.rpc.request(
-                served.address, "mcp", call("add", {"a": 20, "b": 22}, request_id=2)
+                served.address, "mcp", call("add", {"a": 20, "b": 22}, rid=2)
             )
             read = await alice.rpc.request(
                 served.address,
                 "mcp",
-                request("resources/read", {"uri": "acme://catalogue"}, request_id=3),
+                request("resources/read", {"uri": "acme://catalogue"}, rid=3),
             )
             contact = await alice.connect(served.address)
-            req = call("availability", {"item": "anvil"}, request_id=4, progress_token=4)
+            req = call("availability", {"item": "anvil"}, rid=4, token=4)
             counted = await alice.chat.call(contact, "mcp", req, final=final(req))
-            req = call("reserve", {"item": "anvil"}, request_id=5)
+            req = call("reserve", {"item": "anvil"}, rid=5)
             refused = await alice.chat.call(contact, "mcp", req, final=final(req))
             req = request("prompts/get", {"name": "order_help", "arguments": {"item": "x"}})
             prompt = await alice.chat.call(contact, "mcp", req, final=final(req))
