@@ -40,9 +40,9 @@ from mcp.server.lowlevel.server import Server  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 from mcp_sim import World, structured, world  # noqa: E402
 
-from mcp_server.http import HttpServer, bind_port  # noqa: E402
 from simplex_protocols.core import ChatView, parse_chat_ref  # noqa: E402
 from simplex_protocols.core import commands as cmds  # noqa: E402
+from simplex_protocols.mcp_server.http import HttpServer, bind_port  # noqa: E402
 
 ROUND_TRIPS = 40
 RUNS = 7

@@ -5,8 +5,8 @@ Sources:
 - ``spec/requirements.json``: the requirements, their levels and ``testability`` (which may be
   ``{"excluded": reason}``);
 - ``spec/vectors/``: every case names its requirements;
-- the live checks (``conformance.live.all_checks()``) and the caller checks
-  (``conformance.caller.all_checks()``), each a list of :class:`CheckSpec`; a registry module
+- the live checks (``simplex_protocols.conformance.live.all_checks()``) and the caller checks
+  (``simplex_protocols.conformance.caller.all_checks()``), each a list of :class:`CheckSpec`; a registry module
   that is not installed counts as empty and is listed in :attr:`Coverage.missing_registries`;
 - ``conformance/exclusions.json``: requirements nothing checks, each with the reason;
   vector-testable requirements that cannot have both a valid and an invalid case, each with
@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 #: The modules whose ``all_checks()`` list the live and caller checks.
-REGISTRIES: Final = ("conformance.live", "conformance.caller")
+REGISTRIES: Final = ("simplex_protocols.conformance.live", "simplex_protocols.conformance.caller")
 
 EXCLUSIONS_PATH: Final = Path(__file__).with_name("exclusions.json")
 

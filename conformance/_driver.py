@@ -10,7 +10,7 @@ This module holds both ends the suite can talk to:
 - :class:`DriverProcess`: another program, started with a command line; a line that does not
   come back in time, a driver that exits or prints something that is not a JSON object is a
   :class:`DriverFailure`, after which the process is killed and started again;
-- :class:`InProcessImplementation`: our own library through ``conformance.ops``, with the same
+- :class:`InProcessImplementation`: our own library through ``simplex_protocols.conformance.ops``, with the same
   requests and answers, so both paths share one runner and one transcript format.
 """
 
@@ -367,7 +367,7 @@ def _pump_stderr(stream: IO[bytes], tail: deque[str]) -> None:
 
 
 class InProcessImplementation:
-    """Our own library, answering the same requests through ``conformance.ops``.
+    """Our own library, answering the same requests through ``simplex_protocols.conformance.ops``.
 
     An exception that is not one of the library's typed errors becomes an ``exception``
     answer (a crash of the implementation, reported as ``ERROR``).
@@ -376,7 +376,7 @@ class InProcessImplementation:
     description = "in-process (simplex_protocols)"
 
     def __init__(self) -> None:
-        from conformance.ops import load_all
+        from simplex_protocols.conformance.ops import load_all
 
         self._ops = load_all()
 
@@ -396,7 +396,7 @@ class InProcessImplementation:
 
     def call(self, request: Mapping[str, Any], timeout_s: float) -> dict[str, Any]:
         """Run the request's operation; ``timeout_s`` is not enforced in process."""
-        from conformance.ops import run_op
+        from simplex_protocols.conformance.ops import run_op
 
         value = (
             base64.b64decode(request["input_b64"])

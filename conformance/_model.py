@@ -247,8 +247,8 @@ class CheckRun:
 
 # --------------------------------------------------------------------------- run options
 #
-# The options the command line hands to the live runner (``conformance.live.run_bot``) and to
-# the caller-side harness (``conformance.caller.run_caller``). Both return ``list[CheckRun]``,
+# The options the command line hands to the live runner (``simplex_protocols.conformance.live.run_bot``) and to
+# the caller-side harness (``simplex_protocols.conformance.caller.run_caller``). Both return ``list[CheckRun]``,
 # one per check and transport, in the order they ran.
 
 
@@ -283,7 +283,7 @@ class TargetUnreachableError(ConnectionError):
 class Mutant:
     """A deliberately broken variant of the reference bot or the reference client.
 
-    ``conformance.live.mutants()`` and ``conformance.caller.mutants()`` return them; the
+    ``simplex_protocols.conformance.live.mutants()`` and ``simplex_protocols.conformance.caller.mutants()`` return them; the
     selftest runs the suite against each (``RunOptions.builtin = mutant.name``) and requires
     at least one ``FAIL`` or ``WARN`` on a check naming one of ``requirements``.
 
@@ -329,7 +329,7 @@ class RunOptions:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LiveOptions(RunOptions):
-    """Options of ``simplex-conformance bot TARGET`` for ``conformance.live.run_bot``.
+    """Options of ``simplex-conformance bot TARGET`` for ``simplex_protocols.conformance.live.run_bot``.
 
     Attributes:
         target: the bot's contact address link, SimpleX name, or channel/group link;
@@ -361,7 +361,7 @@ class LiveOptions(RunOptions):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CallerOptions(RunOptions):
-    """Options of ``simplex-conformance caller --command CMD`` for ``conformance.caller.run_caller``.
+    """Options of ``simplex-conformance caller --command CMD`` for ``simplex_protocols.conformance.caller.run_caller``.
 
     Attributes:
         command: the client under test, a shell-style command line (split with

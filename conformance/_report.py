@@ -151,7 +151,7 @@ class Report:
     Attributes:
         command: ``vectors``, ``bot``, ``caller`` or ``selftest``.
         runs: one per check and transport (duplicates collapse to the worst).
-        provenance: see :func:`conformance._provenance.provenance`.
+        provenance: see :func:`simplex_protocols.conformance._provenance.provenance`.
         strict: whether ``WARN`` fails the run.
         baseline: what the baseline made of the runs, when one was given.
         unreachable: why the target could not be reached, when it could not.

@@ -5,10 +5,10 @@ Parts (``simplex-conformance selftest --parts``):
 - ``vectors``: every vector case against this library, in process: each must be ``PASS`` or
   ``ACCEPTABLE``;
 - ``live``: the live suite against the reference bot on a fresh, seeded simulated network with
-  a manual clock (``conformance.live.run_bot`` with ``builtin="reference"``): every run must be
+  a manual clock (``simplex_protocols.conformance.live.run_bot`` with ``builtin="reference"``): every run must be
   ``PASS``, ``ACCEPTABLE`` or ``NA``;
 - ``caller``: the caller harness against the reference client, with the same rule;
-- ``mutants``: every mutant of ``conformance.live.mutants()`` and ``conformance.caller.mutants()``
+- ``mutants``: every mutant of ``simplex_protocols.conformance.live.mutants()`` and ``simplex_protocols.conformance.caller.mutants()``
   is run against the checks of the requirements it switches off; at least one of them must
   give ``FAIL`` or ``WARN`` (the mutant is *killed*). A surviving mutant fails the selftest, and
   so does a check of a MUST-level requirement that kills no mutant, unless the check records
@@ -62,7 +62,7 @@ class SelftestOptions:
         seed: the seed of the simulated networks.
         repeat: how many times the live and caller parts run (identical verdicts required).
         strict: whether ``WARN`` fails (for the report; the reference parts never allow WARN).
-        checks: a filter (:func:`conformance._model.matches_filter`) over every part.
+        checks: a filter (:func:`simplex_protocols.conformance._model.matches_filter`) over every part.
         argv: the command line, for the provenance.
         progress: called with each run of the reference parts.
         log: where to write one line per part (``None``: nowhere).
@@ -203,8 +203,8 @@ def run_selftest(options: SelftestOptions) -> Report:
 
     sides: list[_Side] = []
     for name, module_name, entry in (
-        ("live", "conformance.live", "run_bot"),
-        ("caller", "conformance.caller", "run_caller"),
+        ("live", "simplex_protocols.conformance.live", "run_bot"),
+        ("caller", "simplex_protocols.conformance.caller", "run_caller"),
     ):
         wanted = name in options.parts or "mutants" in options.parts
         if not wanted:

@@ -67,7 +67,7 @@ __getattr__ = lazy_exports(
 class _Package(types.ModuleType):
     """This package, whose ``serve`` stays the function when the ``serve`` module is imported.
 
-    Importing the submodule ``mcp_server.serve`` binds it as the package's attribute ``serve``;
+    Importing the submodule ``simplex_protocols.mcp_server.serve`` binds it as the package's attribute ``serve``;
     an eager ``from .serve import serve`` used to replace it at once, and a lazy export must do
     the same whenever the submodule is imported, by whichever importer comes first.
     """

@@ -21,7 +21,7 @@ perform(N) ends        performing  done | failed
 
 Time is wall-clock seconds (``Clock.wall()``), so a sleep of the computer delays no expiry.
 A connect's way to its connection after the approval has its own table
-(:mod:`mcp_server.connect_flow`).
+(:mod:`simplex_protocols.mcp_server.connect_flow`).
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ class Action:
       before its perform began), ``ended`` (its perform ended, so the stop leaves its outcome
       to it), ``error`` when it failed;
     - a connect's: ``plan`` (the plan summary), ``conn`` (what completes the connection),
-      ``connect_state`` (:mod:`mcp_server.connect_flow`), ``deadline`` (the end of the wait
+      ``connect_state`` (:mod:`simplex_protocols.mcp_server.connect_flow`), ``deadline`` (the end of the wait
       for the connection, monotonic clock), ``connected_at``, ``known_as``.
     """
 
@@ -208,7 +208,7 @@ class Action:
         return self.connect_state is ConnectState.CONNECTED
 
     def advance(self, event: ConnectEvent) -> ConnectState:
-        """Move a connect on its way to the connection (:data:`mcp_server.connect_flow.CONNECT_TRANSITIONS`).
+        """Move a connect on its way to the connection (:data:`simplex_protocols.mcp_server.connect_flow.CONNECT_TRANSITIONS`).
 
         Raises:
             InvalidTransitionError: the event is not allowed in the connect's state.

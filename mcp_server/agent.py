@@ -6,15 +6,15 @@ of one concern:
 =====================  ==========================================================
 part                   module
 =====================  ==========================================================
-shared state           :mod:`mcp_server.state` (core, options, control chat, actions)
-the chats              :mod:`mcp_server.chats` (reading chats, checking references)
-the five tools         :mod:`mcp_server.tools_connect`, :mod:`mcp_server.tools_send`,
-                       :mod:`mcp_server.tools_read` (receive, list),
-                       :mod:`mcp_server.tools_leave`
-approvals              :mod:`mcp_server.approvals` (action(), cards, perform, expiry,
-                       the stop), :mod:`mcp_server.owner_commands`
-events                 :mod:`mcp_server.events` (the pump and the collections),
-                       :mod:`mcp_server.membership` (the control chat's members)
+shared state           :mod:`simplex_protocols.mcp_server.state` (core, options, control chat, actions)
+the chats              :mod:`simplex_protocols.mcp_server.chats` (reading chats, checking references)
+the five tools         :mod:`simplex_protocols.mcp_server.tools_connect`, :mod:`simplex_protocols.mcp_server.tools_send`,
+                       :mod:`simplex_protocols.mcp_server.tools_read` (receive, list),
+                       :mod:`simplex_protocols.mcp_server.tools_leave`
+approvals              :mod:`simplex_protocols.mcp_server.approvals` (action(), cards, perform, expiry,
+                       the stop), :mod:`simplex_protocols.mcp_server.owner_commands`
+events                 :mod:`simplex_protocols.mcp_server.events` (the pump and the collections),
+                       :mod:`simplex_protocols.mcp_server.membership` (the control chat's members)
 =====================  ==========================================================
 
 Errors the model can correct are raised as :class:`ToolError` (an ``isError`` result with the

@@ -4,7 +4,7 @@
 card), waits for the owner's decision with progress notifications, performs approved actions
 (each tool's perform, registered in :attr:`Approvals.performers`) and edits or posts their
 cards with the outcome; it expires pending actions, deletes decided ones, and does the stop's
-work on actions. The owner commands that decide are in :mod:`mcp_server.owner_commands`.
+work on actions. The owner commands that decide are in :mod:`simplex_protocols.mcp_server.owner_commands`.
 """
 
 from __future__ import annotations

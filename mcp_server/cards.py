@@ -2,7 +2,7 @@
 
 A card asks the owner to approve one action (connect, send, leave); once decided, the agent
 edits it to its outcome and removes its commands (plan "What the owner sees: the agent control
-chat"). Every part written by a peer or the agent goes through :mod:`mcp_server.text`, so a
+chat"). Every part written by a peer or the agent goes through :mod:`simplex_protocols.mcp_server.text`, so a
 card's only commands are its own and it holds no SimpleX link.
 
 No I/O here.

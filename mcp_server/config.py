@@ -1,6 +1,6 @@
 """The configuration of ``simplex-mcp``: the options of its commands and of the agent.
 
-:mod:`mcp_server.cli` parses the command line into these types; the server's modules read them
+:mod:`simplex_protocols.mcp_server.cli` parses the command line into these types; the server's modules read them
 and never import the parser.
 """
 

@@ -312,7 +312,7 @@ class CustomDataWrite:
 
 
 class CustomDataFile(Protocol):
-    """Where custom data is kept when the core has none (:class:`~mcp_server.files.DataFolder`)."""
+    """Where custom data is kept when the core has none (:class:`~simplex_protocols.mcp_server.files.DataFolder`)."""
 
     def read_custom(self) -> dict[str, dict[str, Any]]: ...
 

@@ -2,8 +2,8 @@
 
 Both are :class:`~simplex_protocols.errors.SimplexError` classes with their own ``code``
 (``docs/errors.md``). The errors of the command line, the port and the data folder live with
-the modules that raise them (:mod:`mcp_server.config`, :mod:`mcp_server.http`,
-:mod:`mcp_server.files`).
+the modules that raise them (:mod:`simplex_protocols.mcp_server.config`, :mod:`simplex_protocols.mcp_server.http`,
+:mod:`simplex_protocols.mcp_server.files`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class ToolError(SimplexError):
 
 class InvalidTransitionError(SimplexError):
     """An event that a state machine's state does not allow: an action's
-    (:data:`mcp_server.actions.TRANSITIONS`) or a connect's
-    (:data:`mcp_server.connect_flow.CONNECT_TRANSITIONS`). A bug in the caller, never input."""
+    (:data:`simplex_protocols.mcp_server.actions.TRANSITIONS`) or a connect's
+    (:data:`simplex_protocols.mcp_server.connect_flow.CONNECT_TRANSITIONS`). A bug in the caller, never input."""
 
     code = "invalid_transition"

@@ -10,7 +10,7 @@ chatItemUpdated            the collectors of the item's chat (live messages)
 chatItemsDeleted           the collectors of the items' chats
 contactConnected,          the connect actions waiting for that chat or connection
 userJoinedGroup
-group member events        the control chat's members (:mod:`mcp_server.membership`)
+group member events        the control chat's members (:mod:`simplex_protocols.mcp_server.membership`)
 =========================  ===============================================================
 
 The pump never awaits: long work is started in the agent's task group.

@@ -15,7 +15,7 @@ Origin, Host          no Origin or a localhost origin on any port; a localhost H
 protocol              the SDK's Streamable HTTP: 2026-07-28 per request, the 2025 era
                       stateless; JSON or SSE per call, SSE keep-alive pings
 cancellation          the client closing the response stream cancels the tool's handler
-tools                 :mod:`mcp_server.tools` on the SDK's low-level server
+tools                 :mod:`simplex_protocols.mcp_server.tools` on the SDK's low-level server
 ====================  =====================================================================
 """
 

@@ -3,7 +3,7 @@
 Commands arrive from the event pump (:meth:`OwnerCommands.submit`, never awaited there) and run
 one at a time, in arrival order, in :meth:`OwnerCommands.run` (plan "ownerCommand"): a command
 awaits the custom data write of the one before it. The grammar and the replies that need no I/O
-are in :mod:`mcp_server.control`.
+are in :mod:`simplex_protocols.mcp_server.control`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ control chat and its approvers, the actions, and the collections of chat items.
 
 :class:`AgentState` is plain state with a few readings of it (the approvers, a chat's standing
 approval); the parts that act on it (tools, approvals, owner commands, events) each hold it
-and are composed by :class:`mcp_server.agent.Agent`.
+and are composed by :class:`simplex_protocols.mcp_server.agent.Agent`.
 """
 
 from __future__ import annotations

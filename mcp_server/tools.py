@@ -5,7 +5,7 @@ are checked against them before a handler runs, and a violation is an error the 
 correct (``isError: true`` with the validator's message, for example ``data/text must NOT have
 fewer than 1 characters``).
 
-This module holds data and the validator only; :mod:`mcp_server.http` registers the tools on
+This module holds data and the validator only; :mod:`simplex_protocols.mcp_server.http` registers the tools on
 the ``mcp`` SDK's server.
 """
 

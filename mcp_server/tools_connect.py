@@ -4,8 +4,8 @@ approved, the wait for the connection, and the result with the chat's first mess
 The join's steps follow the plan type (plan "perform connect"): a channel and a contact name or
 an address with a message are prepared and then joined; a known contact without a connection is
 joined through its address; other links are joined at once. What completes the connection is
-the action's :data:`~mcp_server.connect_flow.Connection`, and the connect's way to it follows
-:mod:`mcp_server.connect_flow`.
+the action's :data:`~simplex_protocols.mcp_server.connect_flow.Connection`, and the connect's way to it follows
+:mod:`simplex_protocols.mcp_server.connect_flow`.
 """
 
 from __future__ import annotations

@@ -9,10 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import conformance
-import mcp_server
 import simplex_protocols
-from simplex_protocols import errors
+from simplex_protocols import conformance, errors, mcp_server
 from simplex_protocols.errors import JSONRPCResponseError, SimplexError
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "errors.md"

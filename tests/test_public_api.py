@@ -49,8 +49,14 @@ PACKAGES = [
 ]
 
 
-#: Public modules that are programs, not API: the console scripts' entry points.
-PROGRAMS = "simplex_protocols.cli"
+#: Public modules that are programs, not library API: the console scripts' entry points and the
+#: two apps installed inside the package (simplex-mcp, and the conformance suite, whose Python
+#: entry points docs/conformance.md describes with the suite).
+PROGRAMS = (
+    "simplex_protocols.cli",
+    "simplex_protocols.mcp_server",
+    "simplex_protocols.conformance",
+)
 
 
 def _exports() -> dict[str, list[str]]:
@@ -65,7 +71,7 @@ def _public_modules() -> set[str]:
         parts = info.name.split(".")
         if any(part.startswith("_") for part in parts):
             continue
-        if info.name == PROGRAMS or info.name.startswith(PROGRAMS + "."):
+        if any(info.name == p or info.name.startswith(p + ".") for p in PROGRAMS):
             continue
         found.add(info.name)
     return found

@@ -29,11 +29,11 @@ COMMANDS = [
     ("simplex-sim", "simplex_protocols.cli.sim", ["--version"]),
     ("simplex-bridge", "simplex_protocols.cli.bridge", ["--help"]),
     ("simplex-bridge", "simplex_protocols.cli.bridge", ["--version"]),
-    ("simplex-mcp", "mcp_server.cli", ["--help"]),
-    ("simplex-mcp", "mcp_server.cli", ["--version"]),
-    ("simplex-mcp", "mcp_server.cli", ["serve", "--help"]),
-    ("simplex-conformance", "conformance.cli", ["--help"]),
-    ("simplex-conformance", "conformance.cli", ["--version"]),
+    ("simplex-mcp", "simplex_protocols.mcp_server.cli", ["--help"]),
+    ("simplex-mcp", "simplex_protocols.mcp_server.cli", ["--version"]),
+    ("simplex-mcp", "simplex_protocols.mcp_server.cli", ["serve", "--help"]),
+    ("simplex-conformance", "simplex_protocols.conformance.cli", ["--help"]),
+    ("simplex-conformance", "simplex_protocols.conformance.cli", ["--version"]),
 ]
 
 

@@ -1,4 +1,4 @@
-"""Every case of every file in spec/vectors/, run against our codecs through conformance.ops."""
+"""Every case of every file in spec/vectors/, run against our codecs through simplex_protocols.conformance.ops."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conformance.ops import decode_input, load_all, run_op
 from simplex_protocols._spec import spec_path
+from simplex_protocols.conformance.ops import decode_input, load_all, run_op
 
 VECTOR_FILES = sorted(spec_path("vectors").rglob("*.json"))
 VECTOR_FILES = [p for p in VECTOR_FILES if p.name != "vectors.schema.json"]

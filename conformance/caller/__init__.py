@@ -9,11 +9,11 @@ Entry points for the suite's framework:
 
 - :func:`all_checks`: every check (``kind="caller"``), with the requirements it measures.
 - :func:`run_caller` (blocking) / :func:`run_caller_async`: run a
-  :class:`~conformance._model.CallerOptions` and return one ``CheckRun`` per check and
+  :class:`~simplex_protocols.conformance._model.CallerOptions` and return one ``CheckRun`` per check and
   transport.
 - :func:`mutants`: the mutant clients of the selftest; :func:`mutant_command` runs one.
 - :func:`reference_client_command`: the reference client,
-  ``python -m conformance.caller.reference_client``.
+  ``python -m simplex_protocols.conformance.caller.reference_client``.
 
 The harness is imported on first use: the reference and mutant clients live in this package
 too, and a client process should not pay for the simulator it does not use.
@@ -30,7 +30,7 @@ from ._contract import ENV_SCENARIO as ENV_SCENARIO
 from ._contract import ENV_TARGET as ENV_TARGET
 
 if TYPE_CHECKING:
-    from conformance._model import CallerOptions, CheckRun, CheckSpec, Mutant
+    from simplex_protocols.conformance._model import CallerOptions, CheckRun, CheckSpec, Mutant
 
 __all__ = [
     "CONTEXT_SCHEMA",

@@ -2,7 +2,7 @@
 
 Each check names the requirements it measures, the transports it runs on, and the scenarios
 it reads (:class:`CallerCheck`). Its evaluator turns the observations of those scenarios
-(:class:`~conformance.caller._stage.ScenarioRun`) into an :class:`Outcome` for one transport.
+(:class:`~simplex_protocols.conformance.caller._stage.ScenarioRun`) into an :class:`Outcome` for one transport.
 
 Two kinds of evidence:
 
@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from conformance._model import CheckSpec, Outcome, Verdict, failure_verdict
-from conformance.ops.a2a import A2A_METHODS
 from simplex_protocols import _wire
 from simplex_protocols.chat_call import format_mention
+from simplex_protocols.conformance._model import CheckSpec, Outcome, Verdict, failure_verdict
+from simplex_protocols.conformance.ops.a2a import A2A_METHODS
 
 from . import _dialects as dialects
 from ._contract import CallOutcome, ReportedReply

@@ -18,7 +18,8 @@ from typing import Any, Final
 
 import anyio
 
-from conformance._model import (
+from simplex_protocols import _wire
+from simplex_protocols.conformance._model import (
     CallerOptions,
     CheckRun,
     CheckSpec,
@@ -29,7 +30,6 @@ from conformance._model import (
     Verdict,
     matches_filter,
 )
-from simplex_protocols import _wire
 
 from ._checks import CHECKS, CallerCheck
 from ._contract import (
@@ -70,7 +70,9 @@ def all_checks() -> list[CheckSpec]:
 
 def reference_client_command() -> str:
     """The command line of the reference client (for ``--command``)."""
-    return shlex.join([sys.executable, "-m", "conformance.caller.reference_client"])
+    return shlex.join(
+        [sys.executable, "-m", "simplex_protocols.conformance.caller.reference_client"]
+    )
 
 
 def client_argv(options: CallerOptions) -> list[str]:

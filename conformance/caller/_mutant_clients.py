@@ -1,6 +1,6 @@
 """The mutant clients: the reference client with one requirement switched off each.
 
-Each class overrides one method of :class:`~conformance.caller.reference_client.ReferenceClient`
+Each class overrides one method of :class:`~simplex_protocols.conformance.caller.reference_client.ReferenceClient`
 with a plausible bug (the kind a client written in a hurry has). ``_mutants.MUTANTS`` is the
 catalogue; :data:`MUTANT_CLIENTS` maps its names to these classes.
 """

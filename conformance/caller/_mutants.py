@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Final
 
-from conformance._model import Mutant
+from simplex_protocols.conformance._model import Mutant
 
 __all__ = ["MUTANTS", "mutant_argv", "mutant_command"]
 
@@ -113,7 +113,7 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
 
 def mutant_argv(name: str) -> list[str]:
     """The command that runs a mutant client."""
-    return [sys.executable, "-m", "conformance.caller.mutant_client", name]
+    return [sys.executable, "-m", "simplex_protocols.conformance.caller.mutant_client", name]
 
 
 def mutant_command(name: str) -> str:

@@ -1,6 +1,6 @@
-"""A mutant client of the selftest: ``python -m conformance.caller.mutant_client NAME``.
+"""A mutant client of the selftest: ``python -m simplex_protocols.conformance.caller.mutant_client NAME``.
 
-``NAME`` is one of ``conformance.caller.mutants()`` (``client.third-party-reply`` ...): the
+``NAME`` is one of ``simplex_protocols.conformance.caller.mutants()`` (``client.third-party-reply`` ...): the
 reference client with one requirement switched off. Each exists to prove that a check of the
 caller-side harness fails when a client breaks the requirement it measures.
 """
@@ -16,7 +16,10 @@ from .reference_client import main
 def run(argv: list[str]) -> None:
     if len(argv) != 1 or argv[0] not in MUTANT_CLIENTS:
         known = ", ".join(sorted(MUTANT_CLIENTS))
-        print(f"usage: python -m conformance.caller.mutant_client NAME ({known})", file=sys.stderr)
+        print(
+            f"usage: python -m simplex_protocols.conformance.caller.mutant_client NAME ({known})",
+            file=sys.stderr,
+        )
         raise SystemExit(64)
     main(MUTANT_CLIENTS[argv[0]])
 

@@ -1,4 +1,4 @@
-"""The reference client of the caller-side harness: ``python -m conformance.caller.reference_client``.
+"""The reference client of the caller-side harness: ``python -m simplex_protocols.conformance.caller.reference_client``.
 
 A small client built on the toolkit's transports that follows the client contract
 (``docs/conformance-caller.md``): it reads the scenario from the environment, connects to the
@@ -107,7 +107,7 @@ class ReferenceClient:
     """Makes the calls of one context on one core and returns the result object.
 
     Args:
-        context: the context object (see :func:`~conformance.caller._contract.parse_context`).
+        context: the context object (see :func:`~simplex_protocols.conformance.caller._contract.parse_context`).
         calls: its calls.
         key_folder: where the per-responder signing keys are kept.
 

@@ -8,7 +8,7 @@ Run it through the suite::
 A driver speaks the line protocol of ``conformance/README.md`` on stdin and stdout: it answers
 the suite's hello with the operations it supports, then answers every request line with exactly
 one line. This one hands each request to the library's operation registry
-(``conformance.ops``), which maps every vector operation to a codec call; a driver for
+(``simplex_protocols.conformance.ops``), which maps every vector operation to a codec call; a driver for
 another language does the same with its own codecs.
 
 The three answer shapes:
@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from conformance.ops import load_all, run_op
+    from simplex_protocols.conformance.ops import load_all, run_op
 except ImportError:  # run from a checkout without installing: the repository root
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from conformance.ops import load_all, run_op
+    from simplex_protocols.conformance.ops import load_all, run_op
 
 PROTOCOL = "simplex-conformance/vectors/1"
 

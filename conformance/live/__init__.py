@@ -1,9 +1,9 @@
 """Live checks of a bot: ``simplex-conformance bot TARGET``.
 
-- :func:`all_checks`: every live check (:class:`~conformance._model.CheckSpec`), in run order.
+- :func:`all_checks`: every live check (:class:`~simplex_protocols.conformance._model.CheckSpec`), in run order.
 - :func:`run_bot` / :func:`run_bot_async`: run them against a bot at a SimpleX address (any
   ``--core``), or against a built-in bot on a fresh simulated network (``builtin=
-  "reference"`` or a mutant's name); one :class:`~conformance._model.CheckRun` per check and
+  "reference"`` or a mutant's name); one :class:`~simplex_protocols.conformance._model.CheckRun` per check and
   transport.
 - :func:`mutants`: the catalogue of mutant bots, each breaking one requirement, for the
   selftest.

@@ -7,8 +7,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from conformance._model import Outcome
 from simplex_protocols._schema import validate
+from simplex_protocols.conformance._model import Outcome
 from simplex_protocols.core import ChatAPI, ChatCore, GroupRef
 from simplex_protocols.declarations import check_commands, is_protocol_name
 from simplex_protocols.errors import UnexpectedResponseError

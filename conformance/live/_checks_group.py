@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from conformance._model import Outcome
+from simplex_protocols.conformance._model import Outcome
 
 from ._context import CheckContext, call_text, final_rule
 from ._probes import probe_request

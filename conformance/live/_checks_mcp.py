@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance._model import Outcome
+from simplex_protocols.conformance._model import Outcome
 from simplex_protocols.rpc import SigningKey
 
 from ._context import Answer, CheckContext

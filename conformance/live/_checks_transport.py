@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance._model import Outcome
 from simplex_protocols._schema import validate
+from simplex_protocols.conformance._model import Outcome
 
 from ._context import Answer, CheckContext, call_text, raw_reproducer
 from ._fixture_names import FIXTURE_RATE_LIMIT

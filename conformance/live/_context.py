@@ -8,8 +8,14 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from conformance._model import CheckSpec, LiveOptions, Outcome, Verdict, failure_verdict
 from simplex_protocols._wire import dumps
+from simplex_protocols.conformance._model import (
+    CheckSpec,
+    LiveOptions,
+    Outcome,
+    Verdict,
+    failure_verdict,
+)
 from simplex_protocols.core import mention
 from simplex_protocols.declarations import ProtocolDeclarations
 from simplex_protocols.discovery import AddressPlan

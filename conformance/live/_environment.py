@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
-from conformance._model import ClockMode, LiveOptions, TargetUnreachableError
 from simplex_protocols._clock import Clock, SystemClock
+from simplex_protocols.conformance._model import ClockMode, LiveOptions, TargetUnreachableError
 from simplex_protocols.core import (
     ChatAPI,
     ChatCore,

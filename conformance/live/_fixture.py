@@ -1,5 +1,5 @@
 """The suite's reference bot: a :class:`ResponderBot` that implements the fixture profile
-(:mod:`conformance.live._fixture_names`)."""
+(:mod:`simplex_protocols.conformance.live._fixture_names`)."""
 
 from __future__ import annotations
 

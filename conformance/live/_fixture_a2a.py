@@ -1,4 +1,4 @@
-"""The fixture's A2A agent and card (see :mod:`conformance.live._fixture_names`)."""
+"""The fixture's A2A agent and card (see :mod:`simplex_protocols.conformance.live._fixture_names`)."""
 
 from __future__ import annotations
 

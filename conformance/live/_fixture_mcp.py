@@ -1,4 +1,4 @@
-"""The fixture's MCP server (see :mod:`conformance.live._fixture`).
+"""The fixture's MCP server (see :mod:`simplex_protocols.conformance.live._fixture`).
 
 Annotations are evaluated by the SDK when the tools are registered, so the types they name are
 module globals here.

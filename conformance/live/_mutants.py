@@ -1,6 +1,6 @@
 """The mutant bots: the reference bot with one requirement switched off each.
 
-Each mutant is the reference bot behind a :class:`~conformance.live._proxy.RewritingBackend`
+Each mutant is the reference bot behind a :class:`~simplex_protocols.conformance.live._proxy.RewritingBackend`
 whose :class:`Rewrite` changes what passes between the bot and its chat core, the way a broken
 implementation would behave on the wire. The bot's own code is untouched. The selftest runs the
 live checks against every mutant (``LiveOptions(builtin=<mutant name>)``) and requires that a
@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
-from conformance._model import Mutant
 from simplex_protocols._wire import dumps
 from simplex_protocols.chat_call import format_call_command, parse_call_command
+from simplex_protocols.conformance._model import Mutant
 from simplex_protocols.errors import CallFramingError, SimplexError
 
 from ._proxy import Outgoing, Rewrite, json_object

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from conformance._model import CheckSpec, Profile
+from simplex_protocols.conformance._model import CheckSpec, Profile
 
 from ._context import CheckFunction, LiveCheck
 

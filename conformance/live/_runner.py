@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 
-from conformance._model import (
+from simplex_protocols.conformance._model import (
     CheckRun,
     CheckSpec,
     ClockMode,

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.ops import op
+from simplex_protocols.conformance.ops import op
 from simplex_protocols.errors import LLMsTxtError
 from simplex_protocols.llmstxt import (
     AddressType,

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance._vectors import json_equal
 from simplex_protocols import _wire
 from simplex_protocols.chat_call import parse_call_command
+from simplex_protocols.conformance._vectors import json_equal
 from simplex_protocols.errors import ParseError
 from simplex_protocols.rpc import parse_service_request, parse_service_response
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli import main as conformance_main
-from mcp_server.cli import main as mcp_main
 from simplex_protocols import __version__
 from simplex_protocols.cli.bridge import main as bridge_main
 from simplex_protocols.cli.call import main as call_main
 from simplex_protocols.cli.sim import main as sim_main
+from simplex_protocols.conformance.cli import main as conformance_main
+from simplex_protocols.mcp_server.cli import main as mcp_main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -110,9 +110,9 @@ def test_the_readme_table_has_every_code_of_every_tool(
 
 
 def test_the_help_tables_hold_the_implemented_codes() -> None:
-    from conformance._report import ExitCode as ConformanceExit
     from simplex_protocols.cli import sim
     from simplex_protocols.cli._call_args import EXIT_CODES_HELP, ExitCode
+    from simplex_protocols.conformance._report import ExitCode as ConformanceExit
 
     assert {int(code) for code in ExitCode} <= _help_codes(EXIT_CODES_HELP)
     assert {int(code) for code in ConformanceExit} <= _help_codes(conformance_exit_table())
@@ -122,6 +122,6 @@ def test_the_help_tables_hold_the_implemented_codes() -> None:
 
 
 def conformance_exit_table() -> str:
-    from conformance.cli import EXIT_TABLE
+    from simplex_protocols.conformance.cli import EXIT_TABLE
 
     return EXIT_TABLE

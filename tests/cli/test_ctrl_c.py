@@ -28,8 +28,8 @@ WAIT_S = 60.0
 SCRIPTS = {
     "simplex-call": "from simplex_protocols.cli.call import main",
     "simplex-sim": "from simplex_protocols.cli.sim import main",
-    "simplex-mcp": "from mcp_server.cli import main",
-    "simplex-conformance": "from conformance.cli import main",
+    "simplex-mcp": "from simplex_protocols.mcp_server.cli import main",
+    "simplex-conformance": "from simplex_protocols.conformance.cli import main",
 }
 
 

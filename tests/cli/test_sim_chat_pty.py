@@ -21,11 +21,11 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from mcp_server.config import ServeOptions
-from mcp_server.log import Log
-from mcp_server.serve import ServerInfo, serve
 from simplex_protocols._clock import ManualClock
 from simplex_protocols.core import ChatCore
+from simplex_protocols.mcp_server.config import ServeOptions
+from simplex_protocols.mcp_server.log import Log
+from simplex_protocols.mcp_server.serve import ServerInfo, serve
 from simplex_protocols.sim import SimNetwork, SimServer
 
 # slow: runs a subprocess, a console script or the conformance self-test

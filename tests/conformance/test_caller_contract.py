@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance._model import CallerOptions, OptionsError, Verdict
-from conformance.caller import (
+from simplex_protocols._spec import load_json
+from simplex_protocols.conformance._model import CallerOptions, OptionsError, Verdict
+from simplex_protocols.conformance.caller import (
     CONTEXT_SCHEMA,
     ENV_CONTEXT,
     ENV_CORE,
@@ -19,8 +20,8 @@ from conformance.caller import (
     run_caller,
     scenario_ids,
 )
-from conformance.caller._checks import CHECKS
-from conformance.caller._contract import (
+from simplex_protocols.conformance.caller._checks import CHECKS
+from simplex_protocols.conformance.caller._contract import (
     CallSpec,
     ChatPlace,
     ContractError,
@@ -28,7 +29,6 @@ from conformance.caller._contract import (
     parse_client_output,
     parse_context,
 )
-from simplex_protocols._spec import load_json
 
 
 def _context(calls: list[dict[str, object]]) -> str:
@@ -224,7 +224,7 @@ def test_the_scenarios_are_listed_in_a_stable_order() -> None:
 def test_the_documentation_lists_every_check_mutant_and_scenario() -> None:
     import re
 
-    from conformance.caller import mutants
+    from simplex_protocols.conformance.caller import mutants
 
     text = (Path(__file__).parents[2] / "docs" / "conformance-caller.md").read_text()
     rows = [line for line in text.splitlines() if line.startswith("| `")]

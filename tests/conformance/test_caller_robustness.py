@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance._model import CallerOptions, TargetUnreachableError, Verdict
-from conformance.caller import run_caller
+from simplex_protocols.conformance._model import CallerOptions, TargetUnreachableError, Verdict
+from simplex_protocols.conformance.caller import run_caller
 
 # slow: runs a subprocess, a console script or the conformance self-test
 pytestmark = pytest.mark.slow
@@ -68,7 +68,7 @@ def test_a_client_that_supports_nothing_gets_na_not_green() -> None:
 
 
 _DIRECT_ONLY = """
-from conformance.caller.reference_client import ReferenceClient, main
+from simplex_protocols.conformance.caller.reference_client import ReferenceClient, main
 
 
 class DirectOnly(ReferenceClient):

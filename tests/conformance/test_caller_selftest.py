@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance._model import (
+from simplex_protocols.conformance._model import (
     FAILING_LEVELS,
     CallerOptions,
     CheckRun,
@@ -12,8 +12,8 @@ from conformance._model import (
     Verdict,
     requirement_levels,
 )
-from conformance.caller import all_checks, mutants, run_caller
-from conformance.caller._mutant_clients import MUTANT_CLIENTS
+from simplex_protocols.conformance.caller import all_checks, mutants, run_caller
+from simplex_protocols.conformance.caller._mutant_clients import MUTANT_CLIENTS
 
 # slow: runs a subprocess, a console script or the conformance self-test
 pytestmark = pytest.mark.slow

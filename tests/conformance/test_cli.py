@@ -19,7 +19,8 @@ from xml.etree import ElementTree as ET
 import jsonschema
 import pytest
 
-from conformance._model import (
+from simplex_protocols._spec import spec_path
+from simplex_protocols.conformance._model import (
     CallerOptions,
     CheckRun,
     CheckSpec,
@@ -31,9 +32,8 @@ from conformance._model import (
     TargetUnreachableError,
     Verdict,
 )
-from conformance._report import report_schema
-from conformance.cli import main
-from simplex_protocols._spec import spec_path
+from simplex_protocols.conformance._report import report_schema
+from simplex_protocols.conformance.cli import main
 
 TODAY = dt.date(2026, 11, 1)
 
@@ -297,7 +297,7 @@ def test_strict_makes_a_should_level_warn_fail(tmp_path: Path) -> None:
 
 
 class _FakeRunner:
-    """A stand-in for conformance.live / conformance.caller: records options, returns runs."""
+    """A stand-in for simplex_protocols.conformance.live / simplex_protocols.conformance.caller: records options, returns runs."""
 
     def __init__(self, script: list[Verdict] | Exception) -> None:
         self.script = script
@@ -334,18 +334,18 @@ class _FakeRunner:
 @pytest.fixture
 def fake_live(monkeypatch: pytest.MonkeyPatch) -> Iterator[_FakeRunner]:
     runner = _FakeRunner([Verdict.PASS, Verdict.FAIL, Verdict.NA])
-    module = types.ModuleType("conformance.live")
+    module = types.ModuleType("simplex_protocols.conformance.live")
     module.run_bot = runner  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "conformance.live", module)
+    monkeypatch.setitem(sys.modules, "simplex_protocols.conformance.live", module)
     yield runner
 
 
 @pytest.fixture
 def fake_caller(monkeypatch: pytest.MonkeyPatch) -> Iterator[_FakeRunner]:
     runner = _FakeRunner([Verdict.PASS, Verdict.PASS])
-    module = types.ModuleType("conformance.caller")
+    module = types.ModuleType("simplex_protocols.conformance.caller")
     module.run_caller = runner  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "conformance.caller", module)
+    monkeypatch.setitem(sys.modules, "simplex_protocols.conformance.caller", module)
     yield runner
 
 
@@ -442,10 +442,14 @@ def test_bot_flaky_entry_retries_one_check_on_one_transport(
 
 
 def test_bot_without_the_live_runner_measures_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "conformance.live", types.ModuleType("conformance.live"))
+    monkeypatch.setitem(
+        sys.modules,
+        "simplex_protocols.conformance.live",
+        types.ModuleType("simplex_protocols.conformance.live"),
+    )
     code, out, _ = _cli("bot", "--builtin", "reference")
     assert code == 3
-    assert "conformance.live is not installed" in out
+    assert "simplex_protocols.conformance.live is not installed" in out
 
 
 def test_caller_passes_its_options(fake_caller: _FakeRunner) -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli import main
 from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT
+from simplex_protocols.conformance.cli import main
 
 # slow: runs a subprocess, a console script or the conformance self-test
 pytestmark = pytest.mark.slow

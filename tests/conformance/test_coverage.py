@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from conformance._coverage import (
+from simplex_protocols._spec import load_json
+from simplex_protocols.conformance._coverage import (
     REGISTRIES,
     discover_checks,
     exclusions,
@@ -21,10 +22,9 @@ from conformance._coverage import (
     render_coverage_markdown,
     render_coverage_text,
 )
-from conformance._model import CheckSpec
-from conformance._vectors import load_vectors
-from conformance.cli import main
-from simplex_protocols._spec import load_json
+from simplex_protocols.conformance._model import CheckSpec
+from simplex_protocols.conformance._vectors import load_vectors
+from simplex_protocols.conformance.cli import main
 
 
 class _Case:
@@ -61,7 +61,9 @@ def test_a_must_with_nothing_is_a_problem_and_a_check_or_an_exclusion_clears_it(
     assert not any(
         p.startswith(("RPC-SIG-5 ", "MCP-MSG-3 ", "CALL-VIS-1 ")) for p in coverage.problems()
     )
-    checked = _measure([], {"conformance.live": [_spec("group.mention-routing", "CALL-GRP-1")]})
+    checked = _measure(
+        [], {"simplex_protocols.conformance.live": [_spec("group.mention-routing", "CALL-GRP-1")]}
+    )
     assert not any(p.startswith("CALL-GRP-1 ") for p in checked.problems())
     assert checked.by_id()["CALL-GRP-1"].checks == ["group.mention-routing"]
     excluded = _measure([], {}, {**NO_EXCLUSIONS, "requirements": {"CALL-GRP-1": "needs a group"}})
@@ -80,7 +82,7 @@ def test_unknown_requirements_and_checks_without_requirements_are_problems() -> 
     coverage = _measure(
         [_case := _Case("fam/x", (UNKNOWN,))],
         {
-            "conformance.caller": [
+            "simplex_protocols.conformance.caller": [
                 _spec("caller.x", "NOPE-1", kind="caller"),
                 _spec("caller.y", kind="caller"),
             ]
@@ -89,10 +91,13 @@ def test_unknown_requirements_and_checks_without_requirements_are_problems() -> 
     problems = coverage.problems()
     assert f"vector fam/x names unknown requirement(s): {UNKNOWN}" in problems
     assert (
-        "caller check caller.x (conformance.caller) names unknown requirement(s): NOPE-1"
+        "caller check caller.x (simplex_protocols.conformance.caller) names unknown requirement(s): NOPE-1"
         in problems
     )
-    assert "caller check caller.y (conformance.caller) names no requirement" in problems
+    assert (
+        "caller check caller.y (simplex_protocols.conformance.caller) names no requirement"
+        in problems
+    )
     assert _case.id == "fam/x"
 
 
@@ -104,7 +109,7 @@ def test_stale_exclusions_are_problems() -> None:
     }
     coverage = _measure(
         [_Case("a/1", ("RPC-ENV-1",), "valid"), _Case("a/2", ("RPC-ENV-1",), "invalid")],
-        {"conformance.live": [_spec("g", "CALL-GRP-1")]},
+        {"simplex_protocols.conformance.live": [_spec("g", "CALL-GRP-1")]},
         recorded,
     )
     problems = coverage.problems()
@@ -131,17 +136,17 @@ def test_a_vector_testable_requirement_needs_a_valid_and_an_invalid_case() -> No
 
 def test_discovery_tolerates_only_a_missing_registry() -> None:
     def importer(name: str) -> Any:
-        if name == "conformance.live":
-            raise ModuleNotFoundError("no", name="conformance.live")
-        if name == "conformance.caller":
+        if name == "simplex_protocols.conformance.live":
+            raise ModuleNotFoundError("no", name="simplex_protocols.conformance.live")
+        if name == "simplex_protocols.conformance.caller":
             module = types.ModuleType(name)
             module.all_checks = lambda: [_spec("c", "CALL-CLR-1")]  # type: ignore[attr-defined]
             return module
         raise AssertionError(name)
 
     found, missing = discover_checks(REGISTRIES, importer)
-    assert missing == ["conformance.live"]
-    assert [c.id for c in found["conformance.caller"]] == ["c"]
+    assert missing == ["simplex_protocols.conformance.live"]
+    assert [c.id for c in found["simplex_protocols.conformance.caller"]] == ["c"]
 
     def broken(name: str) -> Any:
         raise ModuleNotFoundError("a dependency of the registry", name="some_dependency")
@@ -209,7 +214,10 @@ def test_every_must_has_a_check_or_a_recorded_exclusion_and_every_check_names_kn
     coverage = measure_coverage()
     assert coverage.missing_registries == []
     assert coverage.problems() == []
-    assert coverage.checks["conformance.live"] and coverage.checks["conformance.caller"]
+    assert (
+        coverage.checks["simplex_protocols.conformance.live"]
+        and coverage.checks["simplex_protocols.conformance.caller"]
+    )
     kinds = {spec.kind for specs in coverage.checks.values() for spec in specs}
     assert kinds == {"live", "caller"}
     # nothing is left without a vector, a check or a reason

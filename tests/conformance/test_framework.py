@@ -14,7 +14,7 @@ from xml.etree import ElementTree as ET
 import jsonschema
 import pytest
 
-from conformance._baseline import (
+from simplex_protocols.conformance._baseline import (
     Baseline,
     BaselineEntry,
     BaselineError,
@@ -26,7 +26,7 @@ from conformance._baseline import (
     parse_baseline,
     retry_flaky,
 )
-from conformance._model import (
+from simplex_protocols.conformance._model import (
     SEVERITY,
     CheckRun,
     CheckSpec,
@@ -36,8 +36,8 @@ from conformance._model import (
     matches_filter,
     worst,
 )
-from conformance._provenance import provenance, redact, utc_now
-from conformance._report import (
+from simplex_protocols.conformance._provenance import provenance, redact, utc_now
+from simplex_protocols.conformance._report import (
     ExitCode,
     ProgressLine,
     Report,
@@ -47,7 +47,7 @@ from conformance._report import (
     report_schema,
     write_outputs,
 )
-from conformance._vectors import VectorCase, json_equal, judge_answer
+from simplex_protocols.conformance._vectors import VectorCase, json_equal, judge_answer
 
 TODAY = dt.date(2026, 11, 1)
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from conformance._model import (
+from simplex_protocols.conformance._model import (
     FAILING_LEVELS,
     CheckRun,
     LiveOptions,
@@ -19,7 +19,7 @@ from conformance._model import (
     Verdict,
     requirement_levels,
 )
-from conformance.live import all_checks, mutants, run_bot_async
+from simplex_protocols.conformance.live import all_checks, mutants, run_bot_async
 
 KILLS = (Verdict.FAIL, Verdict.WARN)
 

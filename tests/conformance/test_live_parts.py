@@ -9,12 +9,12 @@ from typing import Any
 import anyio
 import pytest
 
-from conformance._model import Profile, requirement_levels
-from conformance.live import all_checks
-from conformance.live._clock import SteppedClock, drive_clock
-from conformance.live._context import call_text, reproducer
-from conformance.live._proxy import Outgoing, Rewrite, RewritingBackend
-from conformance.live._session import Recorder, until
+from simplex_protocols.conformance._model import Profile, requirement_levels
+from simplex_protocols.conformance.live import all_checks
+from simplex_protocols.conformance.live._clock import SteppedClock, drive_clock
+from simplex_protocols.conformance.live._context import call_text, reproducer
+from simplex_protocols.conformance.live._proxy import Outgoing, Rewrite, RewritingBackend
+from simplex_protocols.conformance.live._session import Recorder, until
 
 JSON = dict[str, Any]
 
@@ -191,10 +191,15 @@ def test_the_catalogue_is_well_formed() -> None:
 
 @pytest.mark.anyio
 async def test_a_bot_that_refuses_connections_is_asked_once_per_run() -> None:
-    from conformance._model import LiveOptions
-    from conformance.live._context import CheckContext, GroupSetup, RunState, Untestable
-    from conformance.live._registry import CHECKS
-    from conformance.live._session import Identity, Session
+    from simplex_protocols.conformance._model import LiveOptions
+    from simplex_protocols.conformance.live._context import (
+        CheckContext,
+        GroupSetup,
+        RunState,
+        Untestable,
+    )
+    from simplex_protocols.conformance.live._registry import CHECKS
+    from simplex_protocols.conformance.live._session import Identity, Session
     from simplex_protocols.rpc import SigningKey
 
     class Refusing:

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from conformance._model import CheckRun, LiveOptions, Profile, Verdict
-from conformance.live import all_checks, run_bot_async
+from simplex_protocols.conformance._model import CheckRun, LiveOptions, Profile, Verdict
+from simplex_protocols.conformance.live import all_checks, run_bot_async
 
 pytestmark = pytest.mark.anyio
 

@@ -12,17 +12,22 @@ import anyio
 import pytest
 from mcp.server.mcpserver import MCPServer
 
-from conformance._model import (
+from simplex_protocols._clock import Clock, SystemClock
+from simplex_protocols.bot import ResponderBot
+from simplex_protocols.conformance._model import (
     LiveOptions,
     OptionsError,
     Profile,
     TargetUnreachableError,
     Verdict,
 )
-from conformance.live import reference_bot, run_bot, run_bot_async, run_on_simulator
-from conformance.live._proxy import Rewrite, RewritingBackend
-from simplex_protocols._clock import Clock, SystemClock
-from simplex_protocols.bot import ResponderBot
+from simplex_protocols.conformance.live import (
+    reference_bot,
+    run_bot,
+    run_bot_async,
+    run_on_simulator,
+)
+from simplex_protocols.conformance.live._proxy import Rewrite, RewritingBackend
 from simplex_protocols.core import parse_core_option
 from simplex_protocols.sim import default_network
 

@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conformance._model import (
+from simplex_protocols.conformance._model import (
     CallerOptions,
     CheckRun,
     CheckSpec,
@@ -25,9 +25,9 @@ from conformance._model import (
     Outcome,
     Verdict,
 )
-from conformance._report import ExitCode, report_schema
-from conformance._selftest import SelftestOptions, run_selftest
-from conformance.cli import main
+from simplex_protocols.conformance._report import ExitCode, report_schema
+from simplex_protocols.conformance._selftest import SelftestOptions, run_selftest
+from simplex_protocols.conformance.cli import main
 
 CHECKS = [
     CheckSpec("grp.mention", "t", ("CALL-GRP-1",), transports=("chat",)),
@@ -38,7 +38,7 @@ NONE: dict[str, Any] = {"requirements": {}, "vectors_one_sided": {}, "unkilled_c
 
 
 class Runner:
-    """A stand-in for conformance.live: a reference that passes, mutants that break one check."""
+    """A stand-in for simplex_protocols.conformance.live: a reference that passes, mutants that break one check."""
 
     def __init__(
         self, checks: list[CheckSpec], mutants: dict[str, tuple[str, ...]], breaks: dict[str, str]
@@ -53,7 +53,7 @@ class Runner:
 
     def run(self, options: Any) -> list[CheckRun]:
         self.calls.append(options)
-        from conformance._model import matches_filter
+        from simplex_protocols.conformance._model import matches_filter
 
         out = []
         for spec in self.checks:
@@ -107,8 +107,8 @@ def _caller() -> Runner:
 
 
 def _selftest(live: Runner, caller: Runner | None = None, **kw: Any) -> Any:
-    registries = {"conformance.live": live.module("run_bot")}
-    registries["conformance.caller"] = (caller or _caller()).module("run_caller")
+    registries = {"simplex_protocols.conformance.live": live.module("run_bot")}
+    registries["simplex_protocols.conformance.caller"] = (caller or _caller()).module("run_caller")
     kw.setdefault("parts", ("live", "caller", "mutants"))
     kw.setdefault("exclusions", NONE)
     return run_selftest(SelftestOptions(registries=registries, **kw))
@@ -274,10 +274,14 @@ def test_seeded_reruns_must_give_identical_verdicts() -> None:
 
 def test_a_missing_runner_fails_its_part() -> None:
     report = run_selftest(
-        SelftestOptions(parts=("caller",), registries={"conformance.caller": None}, exclusions=NONE)
+        SelftestOptions(
+            parts=("caller",),
+            registries={"simplex_protocols.conformance.caller": None},
+            exclusions=NONE,
+        )
     )
     assert report.failed_parts == [
-        "caller: conformance.caller is not installed (or lacks run_caller, mutants, all_checks), so this part cannot run"
+        "caller: simplex_protocols.conformance.caller is not installed (or lacks run_caller, mutants, all_checks), so this part cannot run"
     ]
     assert report.exit_code is ExitCode.FAILED  # a part that cannot run fails the selftest
 
@@ -339,8 +343,12 @@ def test_the_vectors_part_runs_our_library_in_process() -> None:
 @pytest.fixture
 def stand_ins(monkeypatch: pytest.MonkeyPatch) -> Callable[[Runner], None]:
     def install(live: Runner) -> None:
-        monkeypatch.setitem(sys.modules, "conformance.live", live.module("run_bot"))
-        monkeypatch.setitem(sys.modules, "conformance.caller", _caller().module("run_caller"))
+        monkeypatch.setitem(
+            sys.modules, "simplex_protocols.conformance.live", live.module("run_bot")
+        )
+        monkeypatch.setitem(
+            sys.modules, "simplex_protocols.conformance.caller", _caller().module("run_caller")
+        )
 
     return install
 

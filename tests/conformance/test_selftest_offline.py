@@ -19,10 +19,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conformance._model import FAILING_LEVELS, Verdict, requirement_levels
-from conformance._report import report_schema
-from conformance._selftest import SelftestOptions, run_selftest
-from conformance.cli import main
+from simplex_protocols.conformance._model import FAILING_LEVELS, Verdict, requirement_levels
+from simplex_protocols.conformance._report import report_schema
+from simplex_protocols.conformance._selftest import SelftestOptions, run_selftest
+from simplex_protocols.conformance.cli import main
 
 # slow: runs a subprocess, a console script or the conformance self-test
 pytestmark = pytest.mark.slow

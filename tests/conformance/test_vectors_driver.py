@@ -15,16 +15,16 @@ from typing import Any
 
 import pytest
 
-from conformance._driver import (
+from simplex_protocols.conformance._driver import (
     PROTOCOL,
     DriverFailure,
     DriverProcess,
     InProcessImplementation,
     encode_line,
 )
-from conformance._model import Verdict
-from conformance._vectors import load_vectors, run_vectors
-from conformance.cli import main
+from simplex_protocols.conformance._model import Verdict
+from simplex_protocols.conformance._vectors import load_vectors, run_vectors
+from simplex_protocols.conformance.cli import main
 
 # slow: runs a subprocess, a console script or the conformance self-test
 pytestmark = pytest.mark.slow
@@ -38,7 +38,7 @@ BROKEN = textwrap.dedent(
     f"""
     import base64, json, sys, time
     sys.path.insert(0, {str(ROOT)!r})
-    from conformance.ops import load_all, run_op
+    from simplex_protocols.conformance.ops import load_all, run_op
 
     mode = sys.argv[1]
     victim = sys.argv[2] if len(sys.argv) > 2 else ""

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from mcp_server.text import mention_name
 from simplex_protocols import chat_call, core
 from simplex_protocols.coretext import (
     Markdown,
@@ -24,6 +23,7 @@ from simplex_protocols.coretext import (
 )
 from simplex_protocols.errors import CallFormatError, CallFramingError, CommandArgumentError
 from simplex_protocols.links import parse_simplex_link, parse_simplex_name
+from simplex_protocols.mcp_server.text import mention_name
 
 MD = Markdown(parse_link=parse_simplex_link, parse_name=parse_simplex_name)
 

@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.ops import run_op
 from simplex_protocols._wire import dumps
+from simplex_protocols.conformance.ops import run_op
 from simplex_protocols.declarations import (
     AddressLinkData,
     ChangeFrequency,

@@ -25,11 +25,11 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from mcp_server.config import ApproveMode, OwnerEntry, ServeOptions
-from mcp_server.log import Log
-from mcp_server.serve import ServerInfo, serve
 from simplex_protocols._clock import Clock, ManualClock
 from simplex_protocols.core import ChatCore
+from simplex_protocols.mcp_server.config import ApproveMode, OwnerEntry, ServeOptions
+from simplex_protocols.mcp_server.log import Log
+from simplex_protocols.mcp_server.serve import ServerInfo, serve
 from simplex_protocols.sim import SimNetwork, SimUser
 from simplex_protocols.sim.testing import RecordingBackend
 

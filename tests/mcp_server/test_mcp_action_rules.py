@@ -13,7 +13,7 @@ import anyio
 import pytest
 from mcp_sim import World, add_in_the_app, result_text, structured, text_of_item, world
 
-from mcp_server.cards import MAX_CARD_BYTES, Subject, largest_send_form, send_card
+from simplex_protocols.mcp_server.cards import MAX_CARD_BYTES, Subject, largest_send_form, send_card
 
 
 async def connected_directory(w: World) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_server.actions import (
+from simplex_protocols.mcp_server.actions import (
     MAX_PENDING_ACTIONS,
     TRANSITIONS,
     ActionBook,

@@ -17,11 +17,18 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_server.cards import Outcome, ReplyTo, Subject, connect_card, leave_card, send_card
-from mcp_server.control import ListEntry, list_reply, pending_lines
-from mcp_server.text import fold, name_md
 from simplex_protocols.coretext import Markdown
 from simplex_protocols.links import parse_simplex_link, parse_simplex_name
+from simplex_protocols.mcp_server.cards import (
+    Outcome,
+    ReplyTo,
+    Subject,
+    connect_card,
+    leave_card,
+    send_card,
+)
+from simplex_protocols.mcp_server.control import ListEntry, list_reply, pending_lines
+from simplex_protocols.mcp_server.text import fold, name_md
 
 MD = Markdown(parse_link=parse_simplex_link, parse_name=parse_simplex_name)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp_sim import core_formatted_lines
 
-from mcp_server.cards import (
+from simplex_protocols.mcp_server.cards import (
     MAX_CARD_BYTES,
     Outcome,
     ReplyTo,

@@ -8,12 +8,19 @@ import re
 
 import pytest
 
-from mcp_server.cli import COMMAND_HELP, HELP, HelpRequested, VersionRequested, main, parse_args
-from mcp_server.config import VERSION, ServeOptions, UsageError
-from mcp_server.log import Log
-from mcp_server.qr import colours_wanted, qr_lines, qr_modules
-from mcp_server.serve import print_link
 from simplex_protocols import __version__
+from simplex_protocols.mcp_server.cli import (
+    COMMAND_HELP,
+    HELP,
+    HelpRequested,
+    VersionRequested,
+    main,
+    parse_args,
+)
+from simplex_protocols.mcp_server.config import VERSION, ServeOptions, UsageError
+from simplex_protocols.mcp_server.log import Log
+from simplex_protocols.mcp_server.qr import colours_wanted, qr_lines, qr_modules
+from simplex_protocols.mcp_server.serve import print_link
 
 LINK = "https://smp4.simplex.im/g#" + "A" * 43
 ESCAPE = re.compile("\x1b")

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_server.actions import ActionBook, ActionState, ActionTool
-from mcp_server.connect_flow import (
+from simplex_protocols.core import ContactRef, GroupRef
+from simplex_protocols.mcp_server.actions import ActionBook, ActionState, ActionTool
+from simplex_protocols.mcp_server.connect_flow import (
     CONNECT_TRANSITIONS,
     CONNECT_WAIT_CAP_S,
     ConnectEvent,
@@ -18,8 +19,7 @@ from mcp_server.connect_flow import (
     connect_deadline,
     next_connect_state,
 )
-from mcp_server.errors import InvalidTransitionError
-from simplex_protocols.core import ContactRef, GroupRef
+from simplex_protocols.mcp_server.errors import InvalidTransitionError
 
 S, E = ConnectState, ConnectEvent
 

@@ -11,7 +11,9 @@ import pytest
 from mcp_fakes import scripted_api
 from mcp_sim import core_formatted_lines
 
-from mcp_server.control import (
+from simplex_protocols._wire import aeson_string_size
+from simplex_protocols.core import ContactRef, GroupRef
+from simplex_protocols.mcp_server.control import (
     COMMANDS_HELP,
     CustomDataQueue,
     ListEntry,
@@ -23,10 +25,8 @@ from mcp_server.control import (
     pending_lines,
     utc_minutes,
 )
-from mcp_server.qr import qr_lines, qr_modules
-from mcp_server.text import fold
-from simplex_protocols._wire import aeson_string_size
-from simplex_protocols.core import ContactRef, GroupRef
+from simplex_protocols.mcp_server.qr import qr_lines, qr_modules
+from simplex_protocols.mcp_server.text import fold
 
 WALL = 1_792_227_600.0  # 2026-10-17 09:00 UTC
 

@@ -17,9 +17,9 @@ import pytest
 from mcp_sim import World, result_text, text_of_item, world
 from test_mcp_flows import approve_connect, connect_vendor, start
 
-from mcp_server.cards import CHANNEL_AS_MEMBER
-from mcp_server.serve import FALLBACKS
 from simplex_protocols.core import Capability
+from simplex_protocols.mcp_server.cards import CHANNEL_AS_MEMBER
+from simplex_protocols.mcp_server.serve import FALLBACKS
 
 pytestmark = pytest.mark.anyio
 

@@ -15,14 +15,14 @@ import anyio
 import pytest
 from mcp_sim import LogLines
 
-from mcp_server.config import ServeOptions
-from mcp_server.files import DataFolder, LockHeldError, TokenFileError
-from mcp_server.serve import serve
+from simplex_protocols.mcp_server.config import ServeOptions
+from simplex_protocols.mcp_server.files import DataFolder, LockHeldError, TokenFileError
+from simplex_protocols.mcp_server.serve import serve
 
 HOLDER = """
 import sys, time
 from pathlib import Path
-from mcp_server.files import DataFolder
+from simplex_protocols.mcp_server.files import DataFolder
 DataFolder(Path(sys.argv[1])).acquire_lock()
 print("locked", flush=True)
 time.sleep(60)

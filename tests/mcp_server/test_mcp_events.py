@@ -9,16 +9,16 @@ from typing import Any
 import pytest
 from mcp_fakes import ScriptedBackend
 
-from mcp_server.approvals import Approvals
-from mcp_server.config import AgentConfig
-from mcp_server.control import ControlChat
-from mcp_server.events import EventPump
-from mcp_server.log import Log
-from mcp_server.membership import MEMBERSHIP_EVENTS, Membership
-from mcp_server.state import AgentState
-from mcp_server.waits import ChatCollector, Collectors
 from simplex_protocols._clock import ManualClock
 from simplex_protocols.core import ChatAPI, ChatCore, ChatRef, ContactRef, EventView, GroupRef
+from simplex_protocols.mcp_server.approvals import Approvals
+from simplex_protocols.mcp_server.config import AgentConfig
+from simplex_protocols.mcp_server.control import ControlChat
+from simplex_protocols.mcp_server.events import EventPump
+from simplex_protocols.mcp_server.log import Log
+from simplex_protocols.mcp_server.membership import MEMBERSHIP_EVENTS, Membership
+from simplex_protocols.mcp_server.state import AgentState
+from simplex_protocols.mcp_server.waits import ChatCollector, Collectors
 
 CONTROL = 10
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server.files import DataFolder, LockHeldError, pid_running
+from simplex_protocols.mcp_server.files import DataFolder, LockHeldError, pid_running
 
 
 def mode(path: Path) -> int:

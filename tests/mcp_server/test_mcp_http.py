@@ -19,13 +19,18 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_fakes import scripted_api
 
-from mcp_server.agent import Agent
-from mcp_server.config import AgentConfig
-from mcp_server.http import HttpServer, PortInUseError, bind_port, build_mcp_server
-from mcp_server.log import Log
-from mcp_server.state import AgentState
 from simplex_protocols._clock import ManualClock
 from simplex_protocols.core import ChatAPI, ContactRef
+from simplex_protocols.mcp_server.agent import Agent
+from simplex_protocols.mcp_server.config import AgentConfig
+from simplex_protocols.mcp_server.http import (
+    HttpServer,
+    PortInUseError,
+    bind_port,
+    build_mcp_server,
+)
+from simplex_protocols.mcp_server.log import Log
+from simplex_protocols.mcp_server.state import AgentState
 
 TOKEN = "t" * 43
 

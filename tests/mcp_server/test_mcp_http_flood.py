@@ -22,8 +22,13 @@ import pytest
 from mcp_fakes import scripted_api
 from test_mcp_http import TOKEN, ScriptedCore, client, scripted_agent, text_of
 
-from mcp_server.http import MAX_UNAUTHENTICATED, HttpServer, bind_port, build_mcp_server
 from simplex_protocols._clock import ManualClock
+from simplex_protocols.mcp_server.http import (
+    MAX_UNAUTHENTICATED,
+    HttpServer,
+    bind_port,
+    build_mcp_server,
+)
 
 pytestmark = pytest.mark.anyio
 

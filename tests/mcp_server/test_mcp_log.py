@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcp_server.log import Log, chat_error_chain, chat_error_text, server_host
+from simplex_protocols.mcp_server.log import Log, chat_error_chain, chat_error_text, server_host
 
 SMP = "smp://u2dS9sG8nMNURyZwqASV4yROM28Er0luVTx5X1CsMrU=@smp4.simplex.im,o5vmywmrnaxalvz6wi3zicyftgio6psuvyniis6gco6bp6ekl4cqj4id.onion"
 SMP2 = "smp://abc=@smp9.simplex.im"

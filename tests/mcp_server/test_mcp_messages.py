@@ -10,8 +10,8 @@ import anyio
 import pytest
 from mcp_sim import World, result_text, structured, text_of_item, world
 
-from mcp_server.messages import chat_kind, chat_type, commands_of, message_of
 from simplex_protocols.core import ChatInfoView
+from simplex_protocols.mcp_server.messages import chat_kind, chat_type, commands_of, message_of
 
 CONTACT_INFO: dict[str, Any] = {
     "type": "direct",

@@ -7,8 +7,14 @@ from pathlib import Path
 import pytest
 from test_mcp_cli_conventions import SERVE_OPTIONS
 
-from mcp_server.cli import HELP, HelpRequested, main, mk_valid_name, parse_args
-from mcp_server.config import ApproveMode, OwnerEntry, RegisterOptions, ServeOptions, UsageError
+from simplex_protocols.mcp_server.cli import HELP, HelpRequested, main, mk_valid_name, parse_args
+from simplex_protocols.mcp_server.config import (
+    ApproveMode,
+    OwnerEntry,
+    RegisterOptions,
+    ServeOptions,
+    UsageError,
+)
 
 HOME = Path("/home/alice")
 

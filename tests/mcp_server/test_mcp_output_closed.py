@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server.cli import main
+from simplex_protocols.mcp_server.cli import main
 
 # slow: runs a subprocess, a console script or the conformance self-test
 pytestmark = pytest.mark.slow

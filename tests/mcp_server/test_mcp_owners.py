@@ -10,9 +10,9 @@ import anyio
 import pytest
 from mcp_sim import LogLines, Owner, join_link, result_text, structured, text_of_item, world
 
-from mcp_server.config import ApproveMode, OwnerEntry, ServeOptions
-from mcp_server.serve import serve
 from simplex_protocols.core import ChatCore
+from simplex_protocols.mcp_server.config import ApproveMode, OwnerEntry, ServeOptions
+from simplex_protocols.mcp_server.serve import serve
 
 
 async def join_as_observer(owner: Owner, link: str) -> None:

@@ -24,7 +24,7 @@ from mcp_sim import (
     world,
 )
 
-from mcp_server.config import OwnerEntry
+from simplex_protocols.mcp_server.config import OwnerEntry
 
 NO_APPROVING_OWNER = (
     "The agent has no approving owner. The person who runs it has to restart it with the "

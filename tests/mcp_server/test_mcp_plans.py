@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from mcp_server.errors import ToolError
-from mcp_server.plans import check_plan, plan_summary
 from simplex_protocols.core import ConnectionPlanView, ContactRef, GroupRef
+from simplex_protocols.mcp_server.errors import ToolError
+from simplex_protocols.mcp_server.plans import check_plan, plan_summary
 
 FULL, SHORT = "https://smp.example/a#full", "https://smp.example/a"
 

@@ -7,9 +7,14 @@ import os
 import stat
 from pathlib import Path
 
-from mcp_server.config import RegisterOptions
-from mcp_server.files import DataFolder
-from mcp_server.register import claude_entry, project_folder, run_register, shell_quote
+from simplex_protocols.mcp_server.config import RegisterOptions
+from simplex_protocols.mcp_server.files import DataFolder
+from simplex_protocols.mcp_server.register import (
+    claude_entry,
+    project_folder,
+    run_register,
+    shell_quote,
+)
 
 
 def fake_claude(bin_dir: Path, log: Path, *, fail_add: bool = False) -> None:

@@ -13,11 +13,11 @@ import anyio
 import pytest
 from mcp_sim import LogLines, join_link, result_text, structured, text_of_item, world
 
-from mcp_server.config import ServeOptions
-from mcp_server.files import DataFolder
-from mcp_server.http import bind_port
-from mcp_server.serve import serve
 from simplex_protocols.core import ChatCore
+from simplex_protocols.mcp_server.config import ServeOptions
+from simplex_protocols.mcp_server.files import DataFolder
+from simplex_protocols.mcp_server.http import bind_port
+from simplex_protocols.mcp_server.serve import serve
 from simplex_protocols.sim import SimNetwork
 
 

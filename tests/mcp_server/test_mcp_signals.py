@@ -29,7 +29,7 @@ from simplex_protocols.sim import SimNetwork, SimServer
 # slow: runs a subprocess, a console script or the conformance self-test
 pytestmark = pytest.mark.slow
 
-SERVE = "import sys; from mcp_server.cli import main; sys.exit(main())"
+SERVE = "import sys; from simplex_protocols.mcp_server.cli import main; sys.exit(main())"
 
 
 def free_port() -> int:

@@ -22,10 +22,10 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_fakes import scripted_api
 from mcp_sim import Running, World, result_text, structured, text_of_item, world
 
-from mcp_server.actions import ActionState
-from mcp_server.agent import Agent, NoProgress, ToolError
-from mcp_server.config import ApproveMode
-from mcp_server.control import ControlChat
+from simplex_protocols.mcp_server.actions import ActionState
+from simplex_protocols.mcp_server.agent import Agent, NoProgress, ToolError
+from simplex_protocols.mcp_server.config import ApproveMode
+from simplex_protocols.mcp_server.control import ControlChat
 
 DIRECTORY_CARD = (
     "I want to connect to bot SimpleX Directory (@directory.simplex), as myself.\n"

@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mcp_sim import core_formatted_lines
 
-from mcp_server.text import (
+from simplex_protocols.core import ContactRef, GroupRef
+from simplex_protocols.mcp_server.text import (
     code_span,
     error_md,
     fold,
@@ -21,7 +22,6 @@ from mcp_server.text import (
     shell_quote,
     text_lines_md,
 )
-from simplex_protocols.core import ContactRef, GroupRef
 
 
 def test_fold_turns_each_run_of_control_format_and_separator_characters_into_one_space() -> None:

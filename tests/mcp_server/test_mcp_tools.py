@@ -7,7 +7,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from mcp_server.tools import TOOLS, instructions, validation_error
+from simplex_protocols.mcp_server.tools import TOOLS, instructions, validation_error
 
 SPECS = {spec.name: spec for spec in TOOLS}
 
