@@ -29,16 +29,19 @@ import traceback
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import IO, Any, Final, Protocol
 
 __all__ = [
     "DEFAULT_LINE_TIMEOUT_S",
+    "MAX_ANSWER_DEPTH",
     "PROTOCOL",
     "DriverFailure",
     "DriverProcess",
     "Hello",
     "Implementation",
     "InProcessImplementation",
+    "decode_answer",
     "encode_line",
 ]
 
@@ -56,6 +59,14 @@ MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 
 #: How much of a driver's stderr is kept for error details.
 STDERR_TAIL_LINES: Final = 20
+
+#: The deepest nesting of arrays and objects an answer may have; a deeper one is garbage, so
+#: that judging and writing reports never runs out of stack.
+MAX_ANSWER_DEPTH: Final = 512
+
+#: Integers with more digits than this are kept as :class:`~decimal.Decimal` (Python refuses
+#: to convert longer digit strings to ``int``).
+_MAX_INT_DIGITS: Final = 4000
 
 
 def encode_line(value: Any) -> str:
@@ -139,6 +150,13 @@ def hello_request(operations: Sequence[str], suite_version: str) -> dict[str, An
     return {"hello": PROTOCOL, "suite": suite_version, "operations": sorted(operations)}
 
 
+def reproduce_line(request: Mapping[str, Any], suite_version: str, command: str) -> str:
+    """A shell line that sends one request, after a hello naming its operation alone, to
+    ``command``."""
+    hello = encode_line(hello_request([str(request["op"])], suite_version))
+    return f"printf '%s\\n' {shlex.quote(hello)} {shlex.quote(encode_line(request))} | {command}"
+
+
 def parse_hello(answer: Any) -> Hello:
     """Read a driver's hello answer.
 
@@ -160,6 +178,62 @@ def parse_hello(answer: Any) -> Hello:
     if not isinstance(info, dict):
         raise DriverFailure("protocol", "hello.implementation must be an object", restart=True)
     return Hello(implementation=info, operations=None if ops is None else frozenset(ops))
+
+
+class _NotJSON(ValueError):
+    """A line that JSON does not allow (``NaN``, ``Infinity``) or nests too deeply."""
+
+
+def _refuse_constant(token: str) -> Any:
+    raise _NotJSON(f"{token} is not a JSON value")
+
+
+def _parse_int(text: str) -> int | Decimal:
+    return int(text) if len(text) <= _MAX_INT_DIGITS else Decimal(text)
+
+
+def _parse_float(text: str) -> float | Decimal:
+    # A number beyond a double's range (1e400) is still a JSON number: kept exactly, never
+    # turned into an infinity that no JSON writer can write back.
+    value = float(text)
+    return value if value not in (float("inf"), float("-inf")) else Decimal(text)
+
+
+def _depth(value: Any) -> int:
+    """The nesting depth of a decoded JSON value (iterative: any depth is safe)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
+    return deepest
+
+
+def decode_answer(raw: bytes) -> Any:
+    """Decode one answer line as strict JSON.
+
+    Numbers are kept exactly: integers of any length, and numbers beyond a double's range, as
+    :class:`~decimal.Decimal` when Python's own types cannot hold them.
+
+    Raises:
+        ValueError: the line is not UTF-8, not JSON (``NaN`` and ``Infinity`` included), or
+            nested deeper than :data:`MAX_ANSWER_DEPTH`.
+    """
+    try:
+        value = json.loads(
+            raw.decode("utf-8"),
+            parse_constant=_refuse_constant,
+            parse_int=_parse_int,
+            parse_float=_parse_float,
+        )
+    except RecursionError:
+        raise _NotJSON(f"nested deeper than {MAX_ANSWER_DEPTH} levels") from None
+    if _depth(value) > MAX_ANSWER_DEPTH:
+        raise _NotJSON(f"nested deeper than {MAX_ANSWER_DEPTH} levels")
+    return value
 
 
 def _excerpt(value: Any, limit: int = 120) -> str:
@@ -199,6 +273,7 @@ class DriverProcess:
         if not self.argv:
             raise ValueError("the driver command is empty")
         self.description = command
+        self._suite_version = suite_version
         self._hello_line = encode_line(hello_request(operations, suite_version))
         self._env = dict(env) if env is not None else None
         self._cwd = cwd
@@ -316,11 +391,19 @@ class DriverProcess:
                 "garbage", f"an answer line of {len(raw)} bytes is too long", restart=True
             )
         try:
-            value = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            text = raw.decode("utf-8", "replace").rstrip("\r\n")
+            value = decode_answer(raw)
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", "backslashreplace").rstrip("\r\n")
             raise DriverFailure(
-                "garbage", f"not a JSON line: {_excerpt(text)!r}{self._stderr()}", restart=True
+                "garbage", f"not a UTF-8 line: {_excerpt(text)!r}{self._stderr()}", restart=True
+            ) from None
+        except ValueError as exc:
+            text = raw.decode("utf-8", "backslashreplace").rstrip("\r\n")
+            why = f" ({exc})" if isinstance(exc, _NotJSON) else ""
+            raise DriverFailure(
+                "garbage",
+                f"not a JSON line{why}: {_excerpt(text)!r}{self._stderr()}",
+                restart=True,
             ) from None
         if not isinstance(value, dict):
             raise DriverFailure("garbage", f"not a JSON object: {_excerpt(value)}", restart=True)
@@ -335,15 +418,9 @@ class DriverProcess:
         return answer
 
     def reproduce(self, request: Mapping[str, Any]) -> str:
-        """``printf '%s\\n' HELLO REQUEST | COMMAND``."""
-        return (
-            "printf '%s\\n' "
-            + shlex.quote(self._hello_line)
-            + " "
-            + shlex.quote(encode_line(request))
-            + " | "
-            + self.command
-        )
+        """``printf '%s\\n' HELLO REQUEST | COMMAND``, the hello naming only the request's
+        operation (a driver answers a hello the same whatever it lists)."""
+        return reproduce_line(request, self._suite_version, self.command)
 
 
 def _pump_lines(stream: IO[bytes], lines: queue.Queue[bytes | None]) -> None:
@@ -359,7 +436,7 @@ def _pump_lines(stream: IO[bytes], lines: queue.Queue[bytes | None]) -> None:
 def _pump_stderr(stream: IO[bytes], tail: deque[str]) -> None:
     try:
         for raw in iter(stream.readline, b""):
-            text = raw.decode("utf-8", "replace").rstrip()
+            text = raw.decode("utf-8", "backslashreplace").rstrip()
             if text:
                 tail.append(text[:300])
     except (OSError, ValueError):
@@ -411,13 +488,10 @@ class InProcessImplementation:
 
     def reproduce(self, request: Mapping[str, Any]) -> str:
         """The example driver, fed this one request."""
-        hello = encode_line(hello_request(sorted(self._ops), "reproduce"))
-        return (
-            "printf '%s\\n' "
-            + shlex.quote(hello)
-            + " "
-            + shlex.quote(encode_line(request))
-            + " | python conformance/examples/python_driver.py"
+        from ._provenance import suite_version
+
+        return reproduce_line(
+            request, suite_version(), "python conformance/examples/python_driver.py"
         )
 
     def close(self) -> None:

@@ -40,6 +40,7 @@ __all__ = [
     "failure_verdict",
     "matches_filter",
     "requirement_levels",
+    "requirement_summaries",
     "worst",
 ]
 
@@ -153,6 +154,15 @@ def requirement_levels() -> Mapping[str, str]:
 
     index = load_json("requirements.json")
     return {entry["id"]: entry["level"] for entry in index["requirements"]}
+
+
+@cache
+def requirement_summaries() -> Mapping[str, str]:
+    """Every requirement ID of ``spec/requirements.json`` with its one-line summary."""
+    from simplex_protocols._spec import load_json
+
+    index = load_json("requirements.json")
+    return {entry["id"]: entry["summary"] for entry in index["requirements"]}
 
 
 def failure_verdict(requirements: Sequence[str]) -> Verdict:

@@ -19,10 +19,13 @@ Roll-up rules:
 from __future__ import annotations
 
 import json
+import re
+import secrets
 import sys
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from enum import IntEnum
 from pathlib import Path
 from typing import Any, Final, TextIO
@@ -36,6 +39,7 @@ from ._model import (
     Verdict,
     failure_verdict,
     requirement_levels,
+    requirement_summaries,
     worst,
 )
 
@@ -161,6 +165,8 @@ class Report:
         appendix: extra text printed before the summary (the selftest's kill matrix).
         measured_elsewhere: measurements that are not among ``runs`` (the selftest's mutant
             runs), so that a run of them alone is not "nothing measured".
+        selected: how many check runs were selected, when that is more than ``runs`` (none
+            could be made: an unreachable driver); the summary's total counts them.
     """
 
     command: str
@@ -174,6 +180,7 @@ class Report:
     failed_parts: list[str] = field(default_factory=list)
     appendix: str = ""
     measured_elsewhere: int = 0
+    selected: int = 0
 
     def __post_init__(self) -> None:
         for run in self.runs:
@@ -264,7 +271,7 @@ class Report:
         req_measured = sum(1 for r in reqs if any(Verdict(v).measured for v in r.counts))
         return {
             "checks": {
-                "total": len(self.runs),
+                "total": max(len(self.runs), self.selected),
                 "measured": len(self.measured),
                 "by_verdict": _by_verdict(r.outcome.verdict for r in self.runs),
             },
@@ -415,7 +422,7 @@ def render_text(report: Report, *, verbose: bool = False, title: str | None = No
         )
     lines.append(report.summary_line())
     lines.append(report.result_line())
-    return "\n".join(lines) + "\n"
+    return safe_text("\n".join(lines) + "\n")
 
 
 # ---------------------------------------------------------------------------- JUnit
@@ -487,6 +494,12 @@ def render_junit(report: Report) -> str:
         totals.update(counts)
     for key in ("tests", "failures", "errors", "skipped"):
         root.set(key, str(totals[key]))
+    for element in root.iter():
+        # A driver's answer may hold characters XML 1.0 cannot carry at all (NUL, ESC, lone
+        # surrogates): they are written as escapes, so every JUnit reader can parse the file.
+        element.attrib = {k: xml_text(v) for k, v in element.attrib.items()}
+        if element.text:
+            element.text = xml_text(element.text)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
@@ -496,6 +509,20 @@ def render_junit(report: Report) -> str:
 
 def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _expectation(runs: Sequence[CheckRun], verdict: Verdict) -> str:
+    """What the first run with the requirement's verdict expected, when it says."""
+    for run in runs:
+        if run.outcome.verdict is verdict:
+            wanted = run.outcome.evidence.get("expected_outcome")
+            if isinstance(wanted, str):
+                return f"{run.key}: {wanted}"
+    return ""
 
 
 def render_markdown(report: Report, *, limit: int = 50) -> str:
@@ -521,11 +548,16 @@ def render_markdown(report: Report, *, limit: int = 50) -> str:
     if bad:
         out.append("### Requirements that are not green")
         out.append("")
-        out.append("| requirement | level | verdict | expected |")
-        out.append("| --- | --- | --- | --- |")
+        out.append("| requirement | level | verdict | expected | baseline |")
+        out.append("| --- | --- | --- | --- | --- |")
+        runs = {run.key: run for run in report.runs}
+        summaries = requirement_summaries()
         for r in bad:
+            expected = _expectation([runs[k] for k in r.runs if k in runs], r.verdict)
+            expected = expected or summaries.get(r.id, "")
+            baseline = "expected failure" if r.expected else ""
             out.append(
-                f"| {r.id} | {r.level} | {r.verdict.value} | {'yes' if r.expected else ''} |"
+                f"| {r.id} | {r.level} | {r.verdict.value} | {_md(_clip(expected))} | {baseline} |"
             )
         out.append("")
     failing = [
@@ -568,7 +600,7 @@ def render_markdown(report: Report, *, limit: int = 50) -> str:
             core=prov.get("core"),
         )
     )
-    return "\n".join(out) + "\n"
+    return safe_text("\n".join(out) + "\n")
 
 
 # ---------------------------------------------------------------------------- files
@@ -579,9 +611,58 @@ def transcript_path(run: CheckRun) -> str:
     return f"transcripts/{run.key}.jsonl"
 
 
+def safe_text(text: str) -> str:
+    """``text`` with every lone surrogate written as its ``\\uXXXX`` escape.
+
+    A driver's strings may hold lone surrogates (JavaScript strings do); no UTF-8 file or
+    terminal can take them. Inside a JSON string the escape is the same string again, so
+    JSON output stays exact.
+    """
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+#: Characters XML 1.0 does not allow in a document, in any form.
+_NOT_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_text(text: str) -> str:
+    """``text`` with the characters XML cannot carry written as ``\\xNN`` or ``\\uXXXX``."""
+    return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """JSON for report files and transcripts (not wire JSON), for any value a driver returned.
+
+    Numbers kept as :class:`~decimal.Decimal` (beyond a double's range, or longer than Python
+    converts) are written as the numbers they are; lone surrogates as escapes; anything else
+    that is not JSON as its text.
+    """
+    marker = secrets.token_hex(8)
+    numbers: list[str] = []
+
+    def number_mark(item: Any) -> Any:
+        if isinstance(item, Decimal):
+            numbers.append(str(item))
+            return f"{marker}:{len(numbers) - 1}"
+        return str(item)
+
+    separators = (",", ":") if indent is None else (",", ": ")
+    text = json.dumps(  # noqa: TID251 - a report file
+        value,
+        indent=indent,
+        ensure_ascii=False,
+        allow_nan=False,
+        separators=separators,
+        default=number_mark,
+    )
+    if numbers:
+        text = re.sub(f'"{marker}:(\\d+)"', lambda m: numbers[int(m.group(1))], text)
+    return safe_text(text)
+
+
 def dump_json(value: Any) -> str:
     """Readable JSON for report files (not wire JSON)."""
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n"  # noqa: TID251
+    return json_text(value, indent=2) + "\n"
 
 
 def write_outputs(report: Report, folder: Path, formats: Sequence[str]) -> list[Path]:
@@ -603,10 +684,7 @@ def write_outputs(report: Report, folder: Path, formats: Sequence[str]) -> list[
             continue
         path = folder / transcript_path(run)
         path.parent.mkdir(parents=True, exist_ok=True)
-        lines = [
-            json.dumps(item, ensure_ascii=False, separators=(",", ":"), default=str)  # noqa: TID251
-            for item in run.outcome.transcript
-        ]
+        lines = [json_text(item) for item in run.outcome.transcript]
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return written
 

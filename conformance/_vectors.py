@@ -12,6 +12,11 @@ Verdict rules (``conformance/README.md`` has the table):
 - ``acceptable``: either outcome conforms (verdict ``ACCEPTABLE``, naming the case's flags);
   a success that contradicts ``expected``, when the case gives one, is still a failure.
 - A breach is ``FAIL`` when the case names a MUST-level requirement, else ``WARN``.
+- Numbers compare by value; a number beyond a double's precision (a 30-digit integer) also
+  equals the double nearest to it, since many runtimes read JSON numbers as doubles.
+- The strict profile (``--strict``): a case with a ``strict`` member is judged by that result
+  instead (this library's hardening where the spec leaves a choice), numbers compare exactly,
+  and a breach of the strict reading is a ``WARN`` (never a MUST failure).
 - An operation the implementation does not support, or a ``skip`` answer: ``UNTESTABLE``.
 - No answer in time, a crash, garbage or an ``exception`` answer: ``ERROR`` (the driver is
   restarted and the run goes on).
@@ -21,8 +26,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Final
 
@@ -41,6 +48,7 @@ __all__ = [
     "VectorCase",
     "VectorFileError",
     "VectorSet",
+    "expected_outcome",
     "json_equal",
     "judge_answer",
     "load_vectors",
@@ -154,6 +162,22 @@ class VectorCase:
         """Every check of the case (one, or two with a round trip)."""
         return [self.spec(), self.format_spec()] if self.has_round_trip else [self.spec()]
 
+    def strict_view(self) -> VectorCase | None:
+        """The case as the strict profile judges it, when its ``strict`` member says otherwise."""
+        strict = self.raw.get("strict")
+        if not isinstance(strict, Mapping):
+            return None
+        raw = {k: v for k, v in self.raw.items() if k not in ("error", "expected", "strict")}
+        raw.update(strict)
+        return VectorCase(
+            raw=raw,
+            file=self.file,
+            family=self.family,
+            operation=self.operation,
+            format_operation=self.format_operation,
+            notes=self.notes,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class VectorSet:
@@ -258,28 +282,74 @@ def load_vectors(root: Path | None = None) -> VectorSet:
 # ---------------------------------------------------------------------------- judging
 
 
-def json_equal(a: Any, b: Any) -> bool:
+#: The largest integer every double holds exactly (2**53).
+_EXACT_IN_DOUBLE: Final[int] = 2**53
+
+
+def _same_double(a: int | float | Decimal, b: int | float | Decimal) -> bool:
+    """Whether a number beyond a double's precision and another are the same double."""
+    if all(isinstance(n, float) or -_EXACT_IN_DOUBLE <= n <= _EXACT_IN_DOUBLE for n in (a, b)):
+        return False
+    try:
+        return float(a) == float(b)
+    except OverflowError:
+        return False
+
+
+#: A JSON number token (in a text that is compared token by token).
+_NUMBER: Final = re.compile(r"(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)")
+
+
+def _same_text_but_doubles(got: Any, wanted: Any) -> bool:
+    """Whether two texts differ only in numbers beyond a double's precision written as the
+    same double (``123456789012345678901234567890`` and ``1.2345678901234568e+29``): a
+    runtime that reads JSON numbers as doubles writes such a number back so."""
+    if not isinstance(got, str) or not isinstance(wanted, str):
+        return False
+    a, b = _NUMBER.split(got), _NUMBER.split(wanted)
+    if len(a) != len(b):
+        return False
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        if x == y:
+            continue
+        if i % 2 == 0 or not _same_double(_number(x), _number(y)):
+            return False
+    return True
+
+
+def _number(token: str) -> int | float | Decimal:
+    if re.fullmatch(r"-?\d+", token) and len(token) < 4000:
+        return int(token)
+    value = Decimal(token)
+    return float(value) if abs(value) < Decimal("1e308") else value
+
+
+def json_equal(a: Any, b: Any, *, exact: bool = True) -> bool:
     """JSON equality: objects compare by keys and values, arrays in order, ``true`` is not
-    ``1``, and numbers compare by value (``1`` equals ``1.0``)."""
+    ``1``, and numbers compare by value (``1`` equals ``1.0``; a driver's numbers beyond a
+    double's range arrive as :class:`~decimal.Decimal`). Unless ``exact``, a number beyond a
+    double's precision also equals the double nearest to it."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
+    if isinstance(a, int | float | Decimal) and isinstance(b, int | float | Decimal):
+        return bool(a == b) or (not exact and _same_double(a, b))
     if isinstance(a, str) or isinstance(b, str):
         return isinstance(a, str) and isinstance(b, str) and a == b
     if a is None or b is None:
         return a is None and b is None
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(
+            json_equal(x, y, exact=exact) for x, y in zip(a, b, strict=True)
+        )
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k], exact=exact) for k in a)
     return False
 
 
 def _short(value: Any, limit: int = 200) -> str:
     try:
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True)  # noqa: TID251 - a report excerpt
-    except (TypeError, ValueError):
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)  # noqa: TID251 - a report excerpt
+    except (TypeError, ValueError, RecursionError):
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -307,10 +377,78 @@ def _answer_shape(answer: Mapping[str, Any]) -> str | None:
     return 'an answer needs "ok": true or false (or "skip", or "exception")'
 
 
+def expected_outcome(case: VectorCase, *, round_trip: bool = False) -> str:
+    """What the case expects of an implementation, in words (for reports)."""
+    if round_trip:
+        return (
+            f"formatting {_short(case.raw['expected'], 80)} gives {_short(case.raw['input'], 80)}"
+        )
+    expected = case.raw.get("expected", _ABSENT)
+    value = "" if expected is _ABSENT else f" with the value {_short(expected, 80)}"
+    if case.result == "invalid":
+        return f"refused with error {case.raw.get('error', '')}"
+    if case.result == "valid":
+        return "accepted" + value
+    return f"accepted{value} or refused ({', '.join(case.flags)})"
+
+
 def judge_answer(
-    case: VectorCase, answer: Mapping[str, Any], *, round_trip: bool = False
+    case: VectorCase,
+    answer: Mapping[str, Any],
+    *,
+    round_trip: bool = False,
+    strict: bool = False,
+    lenient_codes: bool = False,
 ) -> Outcome:
-    """The outcome of one answer to a case (or, with ``round_trip``, to its format request)."""
+    """The outcome of one answer to a case (or, with ``round_trip``, to its format request).
+
+    With ``strict``, the case's strict reading decides when it has one (a breach of it is a
+    ``WARN``), and numbers compare exactly. An outcome that is not green names what was
+    expected (``evidence.expected_outcome``). With ``lenient_codes`` (``--codes lenient``, for an
+    implementation with its own error taxonomy), a refusal of an invalid input with another
+    code is ``ACCEPTABLE``, and its evidence says so (``lenient_code``).
+    """
+    view = case.strict_view() if strict else None
+    if view is not None:
+        case = view
+    outcome = _judge(case, answer, round_trip=round_trip, exact=strict)
+    if (
+        strict
+        and outcome.verdict is Verdict.FAIL
+        and _judge(case, answer, round_trip=round_trip, exact=False).verdict is not Verdict.FAIL
+    ):
+        # Only the exact comparison of a number beyond a double's precision failed: the
+        # strict profile's own rule, so a WARN like any other breach of it.
+        outcome.verdict = Verdict.WARN
+        outcome.evidence["profile"] = "strict"
+    if (
+        lenient_codes
+        and not round_trip
+        and "error" in outcome.evidence
+        and case.result == "invalid"
+    ):
+        got = outcome.evidence["error"].get("code")
+        wanted = case.raw.get("error")
+        return Outcome(
+            Verdict.ACCEPTABLE,
+            f"refused with {got}, not {wanted}; any refusal counts with --codes lenient",
+            ambiguity="--codes lenient",
+            evidence={**outcome.evidence, "lenient_code": {"expected": wanted, "got": got}},
+        )
+    if view is not None:
+        outcome.evidence["profile"] = "strict"
+        if outcome.verdict is Verdict.FAIL:
+            outcome.verdict = Verdict.WARN
+    if outcome.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.ERROR, Verdict.UNTESTABLE):
+        outcome.evidence.setdefault(
+            "expected_outcome", expected_outcome(case, round_trip=round_trip)
+        )
+    return outcome
+
+
+def _judge(
+    case: VectorCase, answer: Mapping[str, Any], *, round_trip: bool, exact: bool
+) -> Outcome:
     breach = failure_verdict(case.requirements)
     evidence: dict[str, Any] = {"result": case.result}
     if "skip" in answer:
@@ -326,7 +464,10 @@ def judge_answer(
     ok = answer["ok"] is True
     if round_trip:
         wanted = case.raw["input"]
-        if ok and json_equal(answer["value"], wanted):
+        if ok and (
+            json_equal(answer["value"], wanted, exact=exact)
+            or (not exact and _same_text_but_doubles(answer["value"], wanted))
+        ):
             return Outcome(Verdict.PASS, "formatting the expected value gives the input back")
         got = _short(answer["value"]) if ok else f"error {answer['error']['code']}"
         return Outcome(
@@ -342,7 +483,7 @@ def judge_answer(
                 f"a valid input was refused with {answer['error']['code']}",
                 evidence={**evidence, "answer": dict(answer)},
             )
-        if expected is not _ABSENT and not json_equal(answer["value"], expected):
+        if expected is not _ABSENT and not json_equal(answer["value"], expected, exact=exact):
             return Outcome(
                 breach,
                 f"expected {_short(expected)}, got {_short(answer['value'])}",
@@ -371,7 +512,7 @@ def judge_answer(
     # acceptable: either outcome conforms, but an acceptance must give the expected value
     flags = ", ".join(case.flags)
     note = _acceptable_note(case)
-    if ok and expected is not _ABSENT and not json_equal(answer["value"], expected):
+    if ok and expected is not _ABSENT and not json_equal(answer["value"], expected, exact=exact):
         return Outcome(
             breach,
             f"accepting is allowed ({flags}), but then the value must be {_short(expected)}, got {_short(answer['value'])}",
@@ -454,6 +595,8 @@ def run_vectors(
     timeout_s: float = DEFAULT_LINE_TIMEOUT_S,
     progress: Callable[[CheckRun], None] | None = None,
     hello: Hello | None = None,
+    strict: bool = False,
+    lenient_codes: bool = False,
 ) -> tuple[list[CheckRun], list[str]]:
     """Run every case (and round trip) against ``impl``.
 
@@ -463,6 +606,9 @@ def run_vectors(
         timeout_s: the longest wait for one answer line.
         progress: called with each finished run.
         hello: the hello of an already started implementation.
+        strict: judge by the strict profile (see the module docstring).
+        lenient_codes: count a refusal with another code as ``ACCEPTABLE`` (listed in the
+            notes).
 
     Returns:
         The runs, and notes about the driver (restarts given up, for example).
@@ -480,7 +626,11 @@ def run_vectors(
         started = monotonic()
         answer, replaced = runner.ask(request)
         took = monotonic() - started
-        outcome = replaced if replaced is not None else judge_answer(case, answer or {})
+        outcome = (
+            replaced
+            if replaced is not None
+            else judge_answer(case, answer or {}, strict=strict, lenient_codes=lenient_codes)
+        )
         outcome.transcript = _transcript(request, answer, took)
         if outcome.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.ERROR):
             outcome.reproduce = impl.reproduce(request)
@@ -493,7 +643,9 @@ def run_vectors(
         answer, replaced = runner.ask(fmt_request)
         took = monotonic() - started
         outcome = (
-            replaced if replaced is not None else judge_answer(case, answer or {}, round_trip=True)
+            replaced
+            if replaced is not None
+            else judge_answer(case, answer or {}, round_trip=True, strict=strict)
         )
         outcome.transcript = _transcript(fmt_request, answer, took)
         if outcome.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.ERROR):
@@ -502,4 +654,12 @@ def run_vectors(
         finish(CheckRun(spec=case.format_spec(), transport="-", outcome=outcome, duration_s=took))
     if runner.restarts:
         runner.notes.append(f"the driver was restarted {runner.restarts} time(s)")
+    other = [
+        (run.key, run.outcome.evidence["lenient_code"])
+        for run in runs
+        if "lenient_code" in run.outcome.evidence
+    ]
+    if other:
+        shown = ", ".join(f"{key} (got {c['got']}, expected {c['expected']})" for key, c in other)
+        runner.notes.append(f"--codes lenient: {len(other)} refusal(s) with another code: {shown}")
     return runs, runner.notes

@@ -26,7 +26,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from simplex_protocols import __version__
 from simplex_protocols._docs_url import doc_url
@@ -49,9 +49,13 @@ from ._model import (
     OptionsError,
     Profile,
     TargetUnreachableError,
+    Verdict,
 )
 from ._provenance import provenance, utc_now
 from ._report import FORMATS, ExitCode, ProgressLine, Report, render, write_outputs
+
+if TYPE_CHECKING:
+    from .live import BotOutput
 
 __all__ = ["main"]
 
@@ -117,7 +121,12 @@ def _add_common(p: argparse.ArgumentParser, *, seed: bool = True, baseline: bool
         help="formats to write, comma-separated, of text, json, junit, markdown "
         "(default: all four with -o; without -o exactly one, printed, default text)",
     )
-    g.add_argument("--strict", action="store_true", help="WARN (SHOULD-level) fails the run too")
+    g.add_argument(
+        "--strict",
+        action="store_true",
+        help="WARN (SHOULD-level) fails the run too; vectors: judge by the strict profile "
+        "(this library's hardening where the spec leaves a choice)",
+    )
     g.add_argument("-v", "--verbose", action="store_true", help="list every check, green or not")
     g.add_argument(
         "--no-progress", action="store_true", help="no progress line on a terminal's stderr"
@@ -204,6 +213,14 @@ def _parser() -> _Parser:
         metavar="DIR",
         help="a folder of vector files (default: the shipped spec/vectors)",
     )
+    v.add_argument(
+        "--codes",
+        choices=["exact", "lenient"],
+        default="exact",
+        help="exact: an invalid case must be refused with its error code (default); lenient: "
+        "a refusal with another code is ACCEPTABLE and listed (an implementation with its own "
+        "error codes)",
+    )
     _add_common(v, seed=False)
 
     b = sub.add_parser(
@@ -220,6 +237,27 @@ def _parser() -> _Parser:
         metavar="NAME",
         help="check the suite's reference bot ('reference') or one of its mutants on a fresh "
         "simulated network instead of TARGET",
+    )
+    b.add_argument(
+        "--command",
+        dest="bot_command",
+        metavar="CMD",
+        help="start the bot under test with this command line (split like a shell would, run "
+        "without a shell) against a simulated core whose WebSocket URL is in "
+        "SIMPLEX_CONFORMANCE_CORE; checked on that network, then stopped",
+    )
+    b.add_argument(
+        "--start-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="with --command: how long the bot has to make its contact address (default: 30)",
+    )
+    b.add_argument(
+        "--allow-untestable",
+        action="store_true",
+        help="with the fixture profile, do not fail the run on checks that are UNTESTABLE "
+        "because the bot lacks fixture tools",
     )
     b.add_argument("--profile", choices=[p.value for p in Profile], default=Profile.FIXTURE.value)
     b.add_argument("--transport", default="chat,rpc", help="chat, rpc or both (default: both)")
@@ -368,8 +406,15 @@ def _finish(
     retry: Callable[[CheckRun], CheckRun | None] | None,
     unreachable: str | None = None,
     notes: list[str] | None = None,
+    selected: int = 0,
+    failed_parts: list[str] | None = None,
 ) -> int:
-    """Baseline, report, outputs, exit status: the same for every command that runs checks."""
+    """Baseline, report, outputs, exit status: the same for every command that runs checks.
+
+    ``selected`` is how many check runs were chosen, when no run could be made for them (an
+    unreachable driver), so that the summary counts them as not measured. ``failed_parts``
+    are reasons the command fails beyond its runs' verdicts (exit 1).
+    """
     formats = _formats(args)
     baseline = _load_baseline(args)
     today = ctx.today or dt.datetime.now(dt.UTC).date()
@@ -382,6 +427,8 @@ def _finish(
         strict=args.strict,
         unreachable=unreachable,
         notes=list(notes or []),
+        selected=selected,
+        failed_parts=list(failed_parts or []),
     )
     target_path: Path | None = getattr(args, "write_baseline", None)
     if target_path is not None and unreachable is None:
@@ -437,7 +484,15 @@ def _cmd_vectors(ctx: _Context, args: argparse.Namespace) -> int:
         vectors = load_vectors(args.vectors)
     except VectorFileError as exc:
         raise UsageError(str(exc)) from exc
-    cases = vectors.select(_filters(args))
+    patterns = _filters(args)
+    cases = vectors.select(patterns)
+    if patterns and not cases:
+        # A pattern that names nothing is a mistyped command line, not a target that could
+        # not be measured: say so, as a usage error.
+        raise UsageError(
+            f"--filter {','.join(patterns)}: no vector case matches (a pattern is a case ID, "
+            "a family, an operation, a file, a requirement ID or a glob over case IDs)"
+        )
     started = utc_now()
     impl: Implementation
     if args.impl is not None:
@@ -479,12 +534,19 @@ def _cmd_vectors(ctx: _Context, args: argparse.Namespace) -> int:
             prov=prov(None),
             retry=None,
             unreachable=f"the driver could not be started ({exc.kind}: {exc.detail})",
+            selected=sum(len(c.specs()) for c in cases),
         )
     by_id = {case.id: case for case in cases}
     progress = _progress(ctx, args, sum(len(c.specs()) for c in cases))
     try:
         runs, notes = run_vectors(
-            impl, cases, timeout_s=args.timeout, progress=progress, hello=hello
+            impl,
+            cases,
+            timeout_s=args.timeout,
+            progress=progress,
+            hello=hello,
+            strict=args.strict,
+            lenient_codes=args.codes == "lenient",
         )
         progress.done()
 
@@ -492,7 +554,13 @@ def _cmd_vectors(ctx: _Context, args: argparse.Namespace) -> int:
             case = by_id.get(run.spec.id.removesuffix("+format"))
             if case is None:
                 return None
-            again, _ = run_vectors(impl, [case], timeout_s=args.timeout)
+            again, _ = run_vectors(
+                impl,
+                [case],
+                timeout_s=args.timeout,
+                strict=args.strict,
+                lenient_codes=args.codes == "lenient",
+            )
             return next((r for r in again if r.key == run.key), None)
 
         return _finish(
@@ -509,6 +577,10 @@ def _cmd_vectors(ctx: _Context, args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- bot, caller
+
+#: Called with a run's check runs (none when the target was unreachable); returns notes for
+#: the report and reasons the run fails beyond its verdicts.
+_AfterRun = Callable[[list[CheckRun]], tuple[list[str], list[str]]]
 
 
 def _clock_for(args: argparse.Namespace) -> ClockMode:
@@ -545,7 +617,10 @@ def _run_delegated(
     options: LiveOptions | CallerOptions,
     target: str | None,
     core: str | None,
+    after_run: _AfterRun | None = None,
 ) -> int:
+    """Run ``module_name.entry(options)`` and finish as every command does; ``after_run``
+    (given the runs, none when the target was unreachable) adds notes and failed parts."""
     _formats(args)
     _load_baseline(args)
     started = utc_now()
@@ -584,8 +659,17 @@ def _run_delegated(
         raise UsageError(str(exc)) from exc
     except TargetUnreachableError as exc:
         progress.done()
+        notes, failed = after_run([]) if after_run is not None else ([], [])
         return _finish(
-            ctx, args, command=command, runs=[], prov=prov(), retry=None, unreachable=str(exc)
+            ctx,
+            args,
+            command=command,
+            runs=[],
+            prov=prov(),
+            retry=None,
+            unreachable=str(exc),
+            notes=notes,
+            failed_parts=failed,
         )
     progress.done()
     if getattr(options, "dry_run", False):
@@ -601,36 +685,71 @@ def _run_delegated(
         )
         return next((r for r in again if r.key == run.key), None)
 
-    return _finish(ctx, args, command=command, runs=runs, prov=prov(), retry=retry)
+    notes, failed = after_run(runs) if after_run is not None else ([], [])
+    return _finish(
+        ctx,
+        args,
+        command=command,
+        runs=runs,
+        prov=prov(),
+        retry=retry,
+        notes=notes,
+        failed_parts=failed,
+    )
 
 
 def _cmd_bot(ctx: _Context, args: argparse.Namespace) -> int:
-    if (args.target is None) == (args.builtin is None):
-        raise UsageError("bot: give either TARGET or --builtin NAME")
+    named = [name for name in (args.target, args.builtin, args.bot_command) if name is not None]
+    if len(named) != 1:
+        raise UsageError("bot: give either TARGET or --builtin NAME, or the bot's --command CMD")
     if args.budget is not None and args.budget < 0:
         raise UsageError("--budget must be 0 or more")
     if args.timeout <= 0:
         raise UsageError("--timeout must be more than 0 seconds")
+    if args.bot_command is not None:
+        if args.core is not None:
+            raise UsageError("bot: --command runs the bot on a simulated core; no --core")
+        if args.clock == ClockMode.MANUAL.value:
+            raise UsageError("bot: a bot started with --command runs on real time")
+        if args.start_timeout <= 0:
+            raise UsageError("--start-timeout must be more than 0 seconds")
     transports = _subset(args.transport, ("chat", "rpc"), "--transport")
     if not transports:
         raise UsageError("--transport: name chat, rpc or both")
-    options = LiveOptions(
-        target=args.target,
-        builtin=args.builtin,
-        core=args.core,
-        profile=Profile(args.profile),
-        transports=transports,
-        protocols=_subset(args.protocol, ("mcp", "a2a"), "--protocol"),
-        group_link=args.group,
-        budget=args.budget,
-        dry_run=args.dry_run,
-        seed=args.seed,
-        clock=_clock_for(args),
-        timeout_s=args.timeout,
-        output_dir=args.output,
-        checks=_filters(args),
-    )
-    core = "sim (builtin)" if args.builtin else (str(args.core) if args.core else "default")
+    fields: dict[str, Any] = {
+        "target": args.target,
+        "builtin": args.builtin,
+        "core": args.core,
+        "profile": Profile(args.profile),
+        "transports": transports,
+        "protocols": _subset(args.protocol, ("mcp", "a2a"), "--protocol"),
+        "group_link": args.group,
+        "budget": args.budget,
+        "dry_run": args.dry_run,
+        "seed": args.seed,
+        "clock": _clock_for(args),
+        "timeout_s": args.timeout,
+        "output_dir": args.output,
+        "checks": _filters(args),
+    }
+    output = None
+    options: LiveOptions
+    if args.bot_command is not None:
+        from .live import BotOutput, CommandOptions
+
+        output = BotOutput()
+        options = CommandOptions(
+            **fields,
+            command=args.bot_command,
+            start_timeout_s=args.start_timeout,
+            output=output,
+        )
+        core = "sim (started by the suite)"
+        target = f"command:{args.bot_command}"
+    else:
+        options = LiveOptions(**fields)
+        core = "sim (builtin)" if args.builtin else (str(args.core) if args.core else "default")
+        target = args.target or f"builtin:{args.builtin}"
     return _run_delegated(
         ctx,
         args,
@@ -638,9 +757,57 @@ def _cmd_bot(ctx: _Context, args: argparse.Namespace) -> int:
         module_name="simplex_protocols.conformance.live",
         entry="run_bot",
         options=options,
-        target=args.target or f"builtin:{args.builtin}",
+        target=target,
         core=core,
+        after_run=_bot_after_run(args, output),
     )
+
+
+def _bot_after_run(args: argparse.Namespace, output: BotOutput | None) -> _AfterRun:
+    """The fixture profile's gate on missing fixture tools, and what a started bot left."""
+
+    def after(runs: list[CheckRun]) -> tuple[list[str], list[str]]:
+        # From the runner module itself, as run_bot is: a runner without it has no such gate.
+        live = _registry("simplex_protocols.conformance.live", "missing_fixture")
+        failed: list[str] = []
+        missing: list[CheckRun] = live.missing_fixture(runs) if live is not None else []
+        if args.profile == Profile.FIXTURE.value and missing and not args.allow_untestable:
+            names = sorted({str(r.outcome.evidence["missingFixture"]) for r in missing})
+            failed.append(
+                f"{len(missing)} check run(s) UNTESTABLE because the bot lacks fixture tools or "
+                f"behaviours ({', '.join(names)}): implement them, check with --profile "
+                "blackbox, or accept them with --allow-untestable"
+            )
+        notes = _bot_output_notes(args, output, runs, failed) if output is not None else []
+        return notes, failed
+
+    return after
+
+
+def _bot_output_notes(
+    args: argparse.Namespace, output: BotOutput, runs: list[CheckRun], failed: list[str]
+) -> list[str]:
+    """Notes on the process ``--command`` started: how it ended and, when the run did not
+    pass, the end of its standard error (all of it goes to ``-o DIR/bot-stderr.txt``)."""
+    notes: list[str] = []
+    if runs and output.exited_by_itself:
+        notes.append(f"the bot exited by itself during the run, with status {output.exit_code}")
+    if args.output is not None and output.argv:
+        args.output.mkdir(parents=True, exist_ok=True)
+        path = args.output / "bot-stderr.txt"
+        path.write_text(output.stderr, encoding="utf-8", errors="replace")
+        notes.append(f"the bot's standard error: {path}")
+    failing = (Verdict.FAIL, Verdict.ERROR)
+    did_not_pass = (
+        not runs
+        or bool(failed)
+        or output.exited_by_itself
+        or any(r.outcome.verdict in failing for r in runs)
+    )
+    tail = output.stderr_tail()
+    if did_not_pass and tail:
+        notes.append("the bot's standard error ends:\n" + "\n".join(f"    | {t}" for t in tail))
+    return notes
 
 
 def _cmd_caller(ctx: _Context, args: argparse.Namespace) -> int:

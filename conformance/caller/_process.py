@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from typing import Final
 
 import anyio
+import anyio.abc
 from anyio.abc import ByteReceiveStream
 
-__all__ = ["MAX_OUTPUT_BYTES", "ProcessResult", "run_process"]
+__all__ = ["MAX_OUTPUT_BYTES", "ProcessResult", "run_process", "stop_group"]
 
 #: Output kept from each of stdout and stderr.
 MAX_OUTPUT_BYTES: Final = 1_000_000
@@ -78,6 +79,20 @@ def _kill_group(pid: int, sig: int) -> None:
         os.killpg(pid, sig)
 
 
+async def stop_group(process: anyio.abc.Process, grace_s: float) -> None:
+    """End a process started with ``start_new_session=True``: SIGTERM to its process group,
+    SIGKILL when it has not exited after ``grace_s`` seconds; then SIGKILL to what is left of
+    the group, since children that outlive the process keep its pipes open."""
+    if process.returncode is None:
+        _kill_group(process.pid, signal.SIGTERM)
+        with anyio.move_on_after(grace_s):
+            await process.wait()
+        if process.returncode is None:
+            _kill_group(process.pid, signal.SIGKILL)
+            await process.wait()
+    _kill_group(process.pid, signal.SIGKILL)
+
+
 async def run_process(argv: Sequence[str], env: Mapping[str, str], bound_s: float) -> ProcessResult:
     """Run ``argv`` with ``env``; end it (and its process group) after ``bound_s`` seconds."""
     started = time.monotonic()
@@ -99,16 +114,8 @@ async def run_process(argv: Sequence[str], env: Mapping[str, str], bound_s: floa
         tg.start_soon(_drain, process.stderr, err)
         with anyio.move_on_after(bound_s):
             await process.wait()
-        if process.returncode is None:
-            killed = True
-            _kill_group(process.pid, signal.SIGTERM)
-            with anyio.move_on_after(TERM_GRACE_S):
-                await process.wait()
-            if process.returncode is None:
-                _kill_group(process.pid, signal.SIGKILL)
-                await process.wait()
-        # Children that outlive the client keep its pipes open: end them too.
-        _kill_group(process.pid, signal.SIGKILL)
+        killed = process.returncode is None
+        await stop_group(process, TERM_GRACE_S)
     return ProcessResult(
         exit_code=process.returncode,
         killed=killed,

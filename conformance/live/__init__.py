@@ -11,12 +11,19 @@
   profile).
 - :func:`run_on_simulator`: the live checks against a bot built by the caller (its own
   ``ResponderBot``), served on a fresh simulated network: a bot author's offline check.
+- :class:`CommandOptions`: ``run_bot(CommandOptions(command="node bot.js"))`` starts a bot in
+  any language against a simulated core (its WebSocket URL in ``SIMPLEX_CONFORMANCE_CORE``),
+  waits for its address, runs the checks and stops it.
+- :func:`missing_fixture`: the runs that are ``UNTESTABLE`` because a fixture tool is missing.
 
 See ``docs/conformance-live.md``.
 """
 
 from __future__ import annotations
 
+from ._command import BotOutput as BotOutput
+from ._command import BotStartError as BotStartError
+from ._command import CommandOptions as CommandOptions
 from ._fixture import reference_bot as reference_bot
 from ._fixture_names import A2A_PREFIXES as A2A_PREFIXES
 from ._fixture_names import FIXTURE_OVERSIZE_CHARS as FIXTURE_OVERSIZE_CHARS
@@ -25,6 +32,7 @@ from ._fixture_names import MCP_TOOLS as MCP_TOOLS
 from ._fixture_names import REFERENCE_NAME as REFERENCE_NAME
 from ._mutants import mutants as mutants
 from ._runner import all_checks as all_checks
+from ._runner import missing_fixture as missing_fixture
 from ._runner import run_bot as run_bot
 from ._runner import run_bot_async as run_bot_async
 from ._runner import run_on_simulator as run_on_simulator
@@ -35,7 +43,11 @@ __all__ = [
     "FIXTURE_RATE_LIMIT",
     "MCP_TOOLS",
     "REFERENCE_NAME",
+    "BotOutput",
+    "BotStartError",
+    "CommandOptions",
     "all_checks",
+    "missing_fixture",
     "mutants",
     "reference_bot",
     "run_bot",

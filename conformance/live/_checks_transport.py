@@ -10,7 +10,7 @@ from typing import Any
 from simplex_protocols._schema import validate
 from simplex_protocols.conformance._model import Outcome
 
-from ._context import Answer, CheckContext, call_text, raw_reproducer
+from ._context import Answer, CheckContext, FixtureMissing, call_text, raw_reproducer
 from ._fixture_names import FIXTURE_RATE_LIMIT
 from ._probes import (
     RECOMMENDED_JSON_BYTES,
@@ -465,9 +465,10 @@ async def rate_limit(ctx: CheckContext) -> Outcome:
             limited = answer
             break
     if limited is None or limited.rpc is None or limited.rpc.response is None:
-        return ctx.untestable(
+        raise FixtureMissing(
             f"no rate_limited after {FIXTURE_RATE_LIMIT[0] + 1} signed requests (the fixture "
-            f"limits one key to {FIXTURE_RATE_LIMIT[0]} per {FIXTURE_RATE_LIMIT[1]:g} s)"
+            f"limits one key to {FIXTURE_RATE_LIMIT[0]} per {FIXTURE_RATE_LIMIT[1]:g} s)",
+            "rate limit",
         )
     error = limited.rpc.response.get("error")
     retry = error.get("retryAfter") if isinstance(error, Mapping) else None

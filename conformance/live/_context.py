@@ -28,6 +28,7 @@ __all__ = [
     "CheckContext",
     "CheckFunction",
     "Environment",
+    "FixtureMissing",
     "GroupSetup",
     "LiveCheck",
     "RunState",
@@ -41,6 +42,18 @@ T = TypeVar("T")
 
 class Untestable(Exception):
     """A prerequisite of the check is missing (a fixture, a second caller, the budget)."""
+
+
+class FixtureMissing(Untestable):
+    """The bot lacks a fixture tool or behaviour the check needs (``fixture``: its name).
+
+    Unlike the other prerequisites this one is the bot's to provide: with the fixture profile
+    the command line fails the run on it unless ``--allow-untestable`` is given.
+    """
+
+    def __init__(self, message: str, fixture: str) -> None:
+        super().__init__(message)
+        self.fixture = fixture
 
 
 @dataclass(frozen=True, slots=True)

@@ -257,18 +257,7 @@ class SimEnvironment(_Base):
                 user = self.network.add_user(name, peer_type="agent")
                 core = await self._stack.enter_async_context(ChatCore(self.network.backend(name)))
                 self.identities[label] = Identity(label, core, user.user_id, self.new_key())
-            backend: CoreBackend = self.network.backend("bot")
-            if self.builtin != "reference":
-                spec = mutant_spec(self.builtin)
-                assert spec is not None
-                backend = RewritingBackend(backend, spec.make(), self.clock)
-            if self.make_bot is not None:
-                bot = self.make_bot(self.workdir / "bot", self.clock)
-            else:
-                bot = reference_bot(data_dir=self.workdir / "bot", clock=self.clock)
-            await self._stack.enter_async_context(bot.serving(backend))
-            self.target = bot.address
-            self.bot_name = str(bot.display_name)
+            self.target, self.bot_name = await self._serve_bot()
             ident = self.identities["A"]
             self.facts = await read_facts(ident.core, ident.user_id, self.target)
         except BaseException:
@@ -278,6 +267,21 @@ class SimEnvironment(_Base):
 
     async def __aexit__(self, *exc: object) -> None:
         await self._stack.aclose()
+
+    async def _serve_bot(self) -> tuple[str, str]:
+        """Serve the bot under test as the network's user ``bot``, until the run ends; returns
+        its address and display name."""
+        backend: CoreBackend = self.network.backend("bot")
+        if self.builtin != "reference":
+            spec = mutant_spec(self.builtin)
+            assert spec is not None
+            backend = RewritingBackend(backend, spec.make(), self.clock)
+        if self.make_bot is not None:
+            bot = self.make_bot(self.workdir / "bot", self.clock)
+        else:
+            bot = reference_bot(data_dir=self.workdir / "bot", clock=self.clock)
+        await self._stack.enter_async_context(bot.serving(backend))
+        return bot.address, str(bot.display_name)
 
     async def group(self) -> GroupSetup:
         if self._group is None:

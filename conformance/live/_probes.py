@@ -9,7 +9,7 @@ from typing import Any, Final
 from simplex_protocols._wire import dumps
 from simplex_protocols.limits import MAX_SERVICE_JSON_BYTES
 
-from ._context import Answer, CheckContext, Untestable
+from ._context import Answer, CheckContext, FixtureMissing
 from ._fixture_names import MCP_TOOLS
 
 __all__ = [
@@ -206,7 +206,7 @@ RECOMMENDED_JSON_BYTES: Final = MAX_SERVICE_JSON_BYTES
 
 
 async def needs_mcp_tool(ctx: CheckContext, name: str) -> None:
-    """Raise :class:`Untestable` unless the bot lists the fixture tool ``name``."""
+    """Raise :class:`FixtureMissing` unless the bot lists the fixture tool ``name``."""
     tools = ctx.state.cache.get("mcp-tools")
     if tools is None:
         request = mcp_request(ctx, "tools/list")
@@ -220,15 +220,16 @@ async def needs_mcp_tool(ctx: CheckContext, name: str) -> None:
         )
         ctx.state.cache["mcp-tools"] = tools
     if name not in tools:
-        raise Untestable(
+        raise FixtureMissing(
             f"the bot does not list the fixture tool {name} (fixture tools: "
             + ", ".join(MCP_TOOLS)
-            + ")"
+            + ")",
+            name,
         )
 
 
 async def needs_a2a_fixture(ctx: CheckContext) -> None:
-    """Raise :class:`Untestable` unless the bot's Agent Card lists the fixture skill
+    """Raise :class:`FixtureMissing` unless the bot's Agent Card lists the fixture skill
     ``conformance``."""
     present = ctx.state.cache.get("a2a-fixture")
     if present is None:
@@ -243,4 +244,7 @@ async def needs_a2a_fixture(ctx: CheckContext) -> None:
         )
         ctx.state.cache["a2a-fixture"] = present
     if not present:
-        raise Untestable("the bot's Agent Card lists no fixture skill with the id conformance")
+        raise FixtureMissing(
+            "the bot's Agent Card lists no fixture skill with the id conformance",
+            "a2a skill conformance",
+        )

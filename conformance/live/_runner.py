@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shlex
 import tempfile
 import time
@@ -24,12 +25,19 @@ from simplex_protocols.conformance._model import (
 )
 from simplex_protocols.errors import CoreConnectionError
 
-from ._context import CheckContext, LiveCheck, RunState, TargetFacts, Untestable
+from ._context import CheckContext, FixtureMissing, LiveCheck, RunState, TargetFacts, Untestable
 from ._environment import BotFactory, CoreEnvironment, SimEnvironment, known_builtins
 from ._registry import CHECKS
 from ._session import BudgetExceeded, Recorder, Session
 
-__all__ = ["all_checks", "applicability", "run_bot", "run_bot_async", "run_on_simulator"]
+__all__ = [
+    "all_checks",
+    "applicability",
+    "missing_fixture",
+    "run_bot",
+    "run_bot_async",
+    "run_on_simulator",
+]
 
 _TRANSPORTS = ("chat", "rpc")
 _SPOKEN = ("mcp", "a2a")
@@ -87,7 +95,13 @@ def applicability(
 
 
 def _validate(options: LiveOptions) -> None:
-    if options.builtin is None and not options.target:
+    from ._command import CommandOptions, validate_command_options
+
+    if isinstance(options, CommandOptions):
+        if options.builtin is not None or options.target:
+            raise OptionsError("bot: give one of a target, a built-in bot and a command")
+        validate_command_options(options)
+    elif options.builtin is None and not options.target:
         raise OptionsError("give a target (a contact address link or a SimpleX name)")
     if options.builtin is not None and options.builtin not in known_builtins():
         raise OptionsError(f"unknown built-in bot {options.builtin!r}")
@@ -118,7 +132,10 @@ def _transports(check: LiveCheck, options: LiveOptions) -> list[str]:
 async def _environment(
     options: LiveOptions, builtin: str | None, make_bot: BotFactory | None = None
 ) -> AsyncIterator[SimEnvironment | CoreEnvironment]:
-    if builtin is None and make_bot is None:
+    from ._command import CommandEnvironment, CommandOptions
+
+    command = isinstance(options, CommandOptions) and builtin is None and make_bot is None
+    if builtin is None and make_bot is None and not command:
         async with CoreEnvironment(options) as env:
             yield env
         return
@@ -129,6 +146,11 @@ async def _environment(
             base = Path(files.enter_context(tempfile.TemporaryDirectory(dir=work)))
         else:
             base = Path(files.enter_context(tempfile.TemporaryDirectory()))
+        if command:
+            assert isinstance(options, CommandOptions)
+            async with CommandEnvironment(options, base) as started:
+                yield started
+            return
         async with SimEnvironment(options, builtin or "reference", base, make_bot) as sim:
             yield sim
 
@@ -149,6 +171,17 @@ async def run_on_simulator(options: LiveOptions, make_bot: BotFactory) -> list[C
     checks = _selected(options)
     async with _environment(options, None, make_bot) as env:
         return await _run_checks(options, checks, env)
+
+
+def missing_fixture(runs: Iterable[CheckRun]) -> list[CheckRun]:
+    """The runs that are ``UNTESTABLE`` because the bot lacks a fixture tool or behaviour
+    (their ``evidence["missingFixture"]`` names it): with the fixture profile the command line
+    fails on them unless ``--allow-untestable`` is given."""
+    return [
+        run
+        for run in runs
+        if run.outcome.verdict is Verdict.UNTESTABLE and "missingFixture" in run.outcome.evidence
+    ]
 
 
 def run_bot(options: LiveOptions) -> list[CheckRun]:
@@ -272,6 +305,8 @@ async def _run_one(ctx: CheckContext) -> Outcome:
     budget_before = session.sent
     try:
         return await ctx.check.run(ctx)
+    except FixtureMissing as exc:
+        return Outcome(Verdict.UNTESTABLE, str(exc), evidence={"missingFixture": exc.fixture})
     except Untestable as exc:
         return Outcome(Verdict.UNTESTABLE, str(exc))
     except BudgetExceeded as exc:
@@ -297,5 +332,10 @@ async def _dry_run(options: LiveOptions, checks: list[LiveCheck]) -> list[CheckR
         async with _environment(options, None) as target_env:
             facts = target_env.facts
     assert facts is not None
+    from ._command import CommandOptions
+
+    if isinstance(options, CommandOptions):
+        # Only the started bot needs real time; the rehearsal is the reference bot's.
+        options = dataclasses.replace(options, clock=ClockMode.MANUAL)
     async with _environment(options, "reference") as rehearsal:
         return await _run_checks(options, checks, rehearsal, dry=True, facts=facts)

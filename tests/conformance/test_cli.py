@@ -118,10 +118,13 @@ def test_vectors_in_process_are_green_and_print_measured_over_total() -> None:
     assert out.rstrip().endswith("result: exit 0 (conformant given the baseline)")
 
 
-def test_a_filter_that_selects_nothing_measures_nothing() -> None:
-    code, out, _ = _cli("vectors", "--filter", "no.such.family")
-    assert code == 3
-    assert "checks measured 0/0" in out
+def test_a_filter_that_selects_nothing_is_a_usage_error() -> None:
+    """A pattern that names no case is a mistyped command line (exit 64, saying so), not a
+    target that could not be measured."""
+    code, out, err = _cli("vectors", "--filter", "no.such.family")
+    assert code == 64
+    assert out == ""
+    assert "--filter no.such.family: no vector case matches" in err
 
 
 @pytest.mark.parametrize("fmt", ["json", "junit", "markdown", "text"])

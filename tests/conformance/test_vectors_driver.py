@@ -7,6 +7,7 @@ import io
 import json
 import re
 import shlex
+import subprocess
 import sys
 import textwrap
 from collections import Counter
@@ -266,6 +267,33 @@ def test_driver_process_round_trip_and_reproducer(vectors: Any) -> None:
     finally:
         driver.close()
         driver.close()
+
+
+def test_a_reproducer_says_hello_with_only_the_operation_it_needs(vectors: Any) -> None:
+    command = f"{PY} {shlex.quote(str(EXAMPLE))}"
+    driver = DriverProcess(command, operations=vectors.operations(), suite_version="t")
+    case = next(c for c in vectors.cases if c.id == "rpc.request/minimal-mcp")
+    line = driver.reproduce(case.request())
+    hello = json.loads(shlex.split(line)[2])
+    assert hello["operations"] == ["rpc.parse_request"]
+    assert len(shlex.split(line)[2]) < 200  # not the whole list of operations
+    done = subprocess.run(line, shell=True, capture_output=True, text=True, check=True)
+    answer = json.loads(done.stdout.splitlines()[1])
+    assert (answer["id"], answer["ok"]) == (case.id, True)
+
+
+def test_an_unreachable_driver_counts_what_was_selected(tmp_path: Path, vectors: Any) -> None:
+    selected = sum(len(c.specs()) for c in vectors.select(["rpc.keys"]))
+    code, report, text = _run(
+        ["vectors", "--impl", "/nonexistent/driver", "--filter", "rpc.keys"], tmp_path
+    )
+    assert code == 3
+    assert report["summary"]["checks"] == {
+        "total": selected,
+        "measured": 0,
+        "by_verdict": report["summary"]["checks"]["by_verdict"],
+    }
+    assert f"checks measured 0/{selected}" in text
 
 
 def test_lines_are_ascii_and_carry_lone_surrogates() -> None:
