@@ -8,7 +8,10 @@ The tests run both validators, ours and ``jsonschema`` on the converted schema, 
 vector and over generated input, and require them to agree.
 
 Errors follow RFC 8927 section 3.3: each is an instance path and a schema path, both written
-here as JSON pointers.
+here as JSON pointers. Building those paths is most of a validator's cost, and almost every
+message is valid; so each schema is also compiled into a check that only says yes or no
+(:func:`compile_jtd_check`), and :func:`validate` builds paths only for an instance that check
+refused.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from ._spec import load_json
 __all__ = [
     "SchemaIssue",
     "compile_jtd",
+    "compile_jtd_check",
+    "is_valid",
     "jtd_to_json_schema",
     "validate",
     "validator_for",
@@ -308,8 +313,138 @@ def validator_for(name: str) -> _Validator:
     return compile_jtd(schema)
 
 
+@functools.cache
+def _check_for(name: str) -> _Check:
+    return compile_jtd_check(load_json("schemas", f"{name}.jtd.json"))
+
+
+def is_valid(name: str, instance: Any) -> bool:
+    """Whether an instance is valid against the spec schema ``name`` (no issues are built)."""
+    return _check_for(name)(instance)
+
+
 def validate(name: str, instance: Any) -> list[SchemaIssue]:
     """Validate an instance against the spec schema ``name``; an empty list means valid."""
+    if _check_for(name)(instance):
+        return []
     issues: list[SchemaIssue] = []
     validator_for(name)(instance, "", "", issues)
     return issues
+
+
+# --------------------------------------------------------------------------- yes-or-no checks
+
+_Check = Callable[[Any], bool]
+
+
+def _accept_any(v: Any) -> bool:
+    return True
+
+
+def compile_jtd_check(schema: Mapping[str, Any], root: Mapping[str, Any] | None = None) -> _Check:
+    """Compile a JTD schema into ``check(instance) -> bool``: valid or not, no issues.
+
+    It accepts exactly the instances for which :func:`compile_jtd`'s validator reports no issue
+    (the tests compare the two over every spec schema and generated input).
+
+    Raises:
+        ValueError: the schema is not a JTD schema this module supports.
+    """
+    root = schema if root is None else root
+    inner = _compile_check_form(schema, root)
+    if not schema.get("nullable", False) or inner is _accept_any:
+        return inner
+    return lambda v: v is None or inner(v)
+
+
+def _compile_check_form(schema: Mapping[str, Any], root: Mapping[str, Any]) -> _Check:
+    if "ref" in schema:
+        definitions: Mapping[str, Any] = root.get("definitions", {})
+        name = schema["ref"]
+        if name not in definitions:
+            raise ValueError(f"JTD ref to unknown definition {name!r}")
+        # Compiled on first use, as the validator does: a definition may refer to itself.
+        cache: list[_Check] = []
+
+        def ref_check(v: Any) -> bool:
+            if not cache:
+                cache.append(compile_jtd_check(definitions[name], root))
+            return cache[0](v)
+
+        return ref_check
+    if "type" in schema:
+        return _type_check(schema["type"])
+    if "enum" in schema:
+        allowed = frozenset(schema["enum"])
+        return lambda v: isinstance(v, str) and v in allowed
+    if "elements" in schema:
+        item = compile_jtd_check(schema["elements"], root)
+        if item is _accept_any:
+            return lambda v: isinstance(v, list)
+        return lambda v: isinstance(v, list) and all(map(item, v))
+    if "values" in schema:
+        value = compile_jtd_check(schema["values"], root)
+        if value is _accept_any:
+            return lambda v: isinstance(v, dict)
+        return lambda v: isinstance(v, dict) and all(map(value, v.values()))
+    if "properties" in schema or "optionalProperties" in schema:
+        return _compile_properties_check(schema, root)
+    if "discriminator" in schema:
+        tag = schema["discriminator"]
+        mapping = {k: _compile_properties_check(s, root, tag) for k, s in schema["mapping"].items()}
+
+        def discriminator_check(v: Any) -> bool:
+            if not isinstance(v, dict) or not isinstance(v.get(tag), str):
+                return False
+            check = mapping.get(v[tag])
+            return check is not None and check(v)
+
+        return discriminator_check
+    return _accept_any
+
+
+_PLAIN_TYPES: dict[str, type] = {"string": str, "boolean": bool}
+
+
+def _compile_properties_check(
+    schema: Mapping[str, Any], root: Mapping[str, Any], tag: str | None = None
+) -> _Check:
+    # Members whose schema is the empty form only need to be present (or may be absent); a
+    # string or boolean member is checked in line, without a call (most envelope members).
+    required = tuple(schema.get("properties", {}))
+    members = [
+        (key, sub)
+        for form in ("properties", "optionalProperties")
+        for key, sub in schema.get(form, {}).items()
+    ]
+    typed = tuple(
+        (key, _PLAIN_TYPES[sub["type"]])
+        for key, sub in members
+        if set(sub) <= {"type", "metadata"} and sub.get("type") in _PLAIN_TYPES
+    )
+    plain = {key for key, _ in typed}
+    checked = tuple(
+        (key, check)
+        for key, sub in members
+        if key not in plain and (check := compile_jtd_check(sub, root)) is not _accept_any
+    )
+    known = frozenset(required) | frozenset(schema.get("optionalProperties", {}))
+    if tag is not None:
+        known |= {tag}
+    additional = bool(schema.get("additionalProperties", False))
+
+    def properties_check(v: Any) -> bool:
+        if not isinstance(v, dict):
+            return False
+        for key in required:
+            if key not in v:
+                return False
+        for key, kind in typed:
+            if key in v and not isinstance(v[key], kind):
+                return False
+        for key, check in checked:
+            if key in v and not check(v[key]):
+                return False
+        return additional or known.issuperset(v)
+
+    return properties_check

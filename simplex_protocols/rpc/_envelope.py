@@ -37,7 +37,7 @@ from simplex_protocols.errors import (
 )
 
 from ._corejson import core_encode_json
-from ._signing import PublicKey
+from ._signing import PublicKey, _decode_public_key_text
 
 __all__ = [
     "ABSENT",
@@ -144,6 +144,8 @@ class ServiceRequest:
 
 
 _REQUEST_FIELDS: Final = frozenset({"protocol", "request", "version", "requestKey"})
+# Protocol names that arrive on almost every request, known to be names without the pattern.
+_COMMON_PROTOCOLS: Final = frozenset({"mcp", "a2a"})
 _RESPONSE_FIELDS: Final = frozenset({"response", "error"})
 _ERROR_FIELDS: Final = frozenset({"code", "message", "retryAfter"})
 
@@ -341,6 +343,8 @@ def _load(text_or_mapping: str | bytes | Mapping[str, Any], requirement: str) ->
                 position=exc.position if exc.position is not None else "",
                 input_excerpt=_excerpt(text_or_mapping),
             ) from None
+        if type(value) is dict:
+            return value  # decoded from JSON text, so every key is a string
     else:
         value = text_or_mapping
     if not isinstance(value, Mapping):
@@ -368,9 +372,9 @@ def _excerpt(raw: str | bytes) -> str:
 
 
 def _schema_error(name: str, value: Any, requirement: str) -> None:
-    issues = _schema.validate(name, value)
-    if not issues:
+    if _schema.is_valid(name, value):
         return
+    issues = _schema.validate(name, value)
     issue = issues[0]
     schema_path = issue.schema_path
     position = issue.instance_path
@@ -387,7 +391,10 @@ def _schema_error(name: str, value: Any, requirement: str) -> None:
 
 def _check_request_key_text(text: str, *, local: bool = False) -> None:
     try:
-        PublicKey.decode(text)
+        if local:
+            PublicKey.decode(text)  # any value a caller gave: decode checks that it is a str
+        else:
+            _decode_public_key_text(text)  # a str: the schema said so; no key object needed
     except SignatureError as exc:
         if local:
             raise LocalProtocolError(f"requestKey is not a key encoding ({exc.code})") from None
@@ -444,7 +451,7 @@ def parse_service_request(text_or_mapping: str | bytes | Mapping[str, Any]) -> S
     value = _load(text_or_mapping, "RPC-REQ-1")
     _schema_error("service-request", value, "RPC-REQ-1")
     protocol = value["protocol"]
-    if not is_protocol_name(protocol):
+    if protocol not in _COMMON_PROTOCOLS and not is_protocol_name(protocol):
         # RPC-REQ-2: "protocol: the protocol name"; a protocol name "consists of lowercase
         # ASCII letters, digits and hyphens".
         raise EnvelopeError(
@@ -456,13 +463,14 @@ def parse_service_request(text_or_mapping: str | bytes | Mapping[str, Any]) -> S
     request_key = value.get("requestKey")
     if request_key is not None:
         _check_request_key_text(request_key)
-    return ServiceRequest(
-        protocol=protocol,
-        request=value["request"],
-        version=value.get("version", ABSENT),
-        request_key=request_key,
-        extra={k: v for k, v in value.items() if k not in _REQUEST_FIELDS},
+    version = value.get("version", ABSENT)
+    # The schema made requestKey a string when present, so the count of envelope fields present
+    # tells whether there are other members worth collecting.
+    fields = 2 + (version is not ABSENT) + (request_key is not None)
+    extra = (
+        {k: v for k, v in value.items() if k not in _REQUEST_FIELDS} if len(value) > fields else {}
     )
+    return ServiceRequest(protocol, value["request"], version, request_key, extra)
 
 
 def parse_service_response(text_or_mapping: str | bytes | Mapping[str, Any]) -> ServiceResponse:
