@@ -9,7 +9,7 @@ unread items costs a few pages; messages arriving during the call are collected 
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, Final
@@ -34,8 +34,36 @@ _PAGE: Final = 100
 _MAX_CHAT_PAGES: Final = 10_000
 
 
-def _new_message(item: ChatItemView) -> bool:
-    return item.is_received and item.unread and not item.live
+class _UnreadItems:
+    """The unread items of the pages a receive has read, sorted as it reads them.
+
+    Each item is looked at once, as its page arrives: new messages (received, unread, not
+    live) to return, other unread items that are not messages (events, features) to mark
+    read with them, and how many unread items the pages held (the rest count in ``more``).
+    """
+
+    __slots__ = ("_info", "new", "seen", "skipped")
+
+    def __init__(self, chat_info: Mapping[str, Any]) -> None:
+        self._info = chat_info
+        self.new: dict[int, ArrivedItem] = {}
+        self.skipped: list[int] = []
+        self.seen = 0
+
+    def add(self, page: Sequence[ChatItemView]) -> int | None:
+        """Sort a page's items; the ID of its last item (``None``: no page follows it)."""
+        for chat_item in page:
+            if not chat_item.unread:
+                continue
+            self.seen += 1
+            item = chat_item.item_id
+            if item is None:
+                continue
+            if chat_item.is_received and not chat_item.live:
+                self.new[item] = (self._info, chat_item.raw)
+            elif not chat_item.is_message:
+                self.skipped.append(item)
+        return page[-1].item_id if page else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,34 +95,16 @@ class ReadTools:
             if info.ref != chat:
                 raise ToolError(unknown_chat(chat_text))
             unread_count = first.unread_count
-            pages: list[ChatItemView] = []
+            unread = _UnreadItems(info.raw)
             min_unread = first.min_unread_item_id
             if unread_count > 0 and min_unread is not None:
-                pages.extend(await self.chats.page(chat, around=min_unread, count=0))
-                found = sum(1 for i in pages if _new_message(i))
-                while pages and found < limit + 1:
-                    last_id = pages[-1].item_id
-                    if last_id is None:
-                        break
+                last_id = unread.add(await self.chats.page(chat, around=min_unread, count=0))
+                while last_id is not None and len(unread.new) < limit + 1:
                     page = await self.chats.page(chat, after=last_id, count=_PAGE)
-                    pages.extend(page)
-                    found += sum(1 for i in page if _new_message(i))
+                    last_id = unread.add(page)
                     if len(page) < _PAGE:
                         break
-            new: dict[int, ArrivedItem] = {}
-            skipped: list[int] = []
-            unread_in_pages = 0
-            for chat_item in pages:
-                if not chat_item.unread:
-                    continue
-                unread_in_pages += 1
-                item = chat_item.item_id
-                if item is None:
-                    continue
-                if _new_message(chat_item):
-                    new[item] = (info.raw, chat_item.raw)
-                elif not chat_item.is_message:
-                    skipped.append(item)
+            new, skipped = unread.new, unread.skipped
             if not new and wait_s > 0:
                 deadline = state.clock.now() + wait_s
                 await wait_until(
@@ -113,22 +123,23 @@ class ReadTools:
             own = await self.chats.own_name(chat, info)
             ordered = list(new.values())
             returned = ordered[:limit]
+            ref_text = str(chat)
             messages = [
                 m
                 for chat_info, chat_item in returned
-                if (m := message_of(str(chat), chat_info, chat_item, own_name=own)) is not None
+                if (m := message_of(ref_text, chat_info, chat_item, own_name=own)) is not None
             ]
             for message in messages:
                 message["new"] = True
             more = (
                 len(ordered)
                 - len(returned)
-                + max(0, unread_count - unread_in_pages)
+                + max(0, unread_count - unread.seen)
                 + arrived.live_count()
                 + arrived.overflow
             )
             await self.chats.read(chat, [m["item"] for m in messages] + skipped)
-            return {"chat": str(chat), "messages": messages, "more": more}
+            return {"chat": ref_text, "messages": messages, "more": more}
         finally:
             state.collectors.remove(arrived)
 
@@ -171,13 +182,12 @@ class ReadTools:
         chats: list[dict[str, Any]] = []
         async with aclosing(self._agent_chats()) as agent_chats:
             async for text, ref, info, chat in agent_chats:
+                incognito = info.incognito
                 # only a contact with an incognito profile needs a command for known_as
                 known = (
-                    await self.chats.known_as(ref, info)
-                    if info.is_direct and info.incognito
-                    else None
+                    await self.chats.known_as(ref, info) if incognito and info.is_direct else None
                 )
-                chats.append(self._entry(text, info, chat, known))
+                chats.append(self._entry(text, info, chat, incognito, known))
         actions = [
             {
                 "action": a.n,
@@ -191,9 +201,15 @@ class ReadTools:
         return {"chats": chats, "actions": actions}
 
     def _entry(
-        self, text: str, info: ChatInfoView, chat: ChatView, known_as: str | None
+        self,
+        text: str,
+        info: ChatInfoView,
+        chat: ChatView,
+        incognito: bool,
+        known_as: str | None,
     ) -> dict[str, Any]:
-        """A chat as list shows it (``known_as``: a contact's incognito name)."""
+        """A chat as list shows it (``incognito``: the chat's ``info.incognito``, read once;
+        ``known_as``: a contact's incognito name)."""
         entry: dict[str, Any] = {"chat": text, "type": chat_type(info), "name": info.display_name}
         simplex_name = info.simplex_name
         if simplex_name:
@@ -201,7 +217,7 @@ class ReadTools:
         peer = known_peer_type(info.peer_type)
         if peer:
             entry["peer_type"] = peer
-        entry["incognito"] = info.incognito
+        entry["incognito"] = incognito
         known = self.chats.membership_name(info) if info.is_group else known_as
         if known:
             entry["known_as"] = known

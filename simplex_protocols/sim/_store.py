@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 __all__ = [
     "ChatIndex",
@@ -27,6 +29,7 @@ __all__ = [
     "ProfileRow",
     "RequestRow",
     "ServiceRequestRow",
+    "SortedRun",
     "UserRow",
     "item_key",
 ]
@@ -36,6 +39,8 @@ JSON = dict[str, Any]
 #: An item's place in its chat: groups are ordered by item time (the sender's time), other
 #: chats by creation, then by item ID, as the core's queries order them.
 ItemKey = tuple[str, int]
+#: What a :class:`SortedRun` keeps: item IDs or item keys.
+K = TypeVar("K", int, ItemKey)
 
 
 @dataclass
@@ -221,13 +226,66 @@ def is_unread(item: ItemRow) -> bool:
     return item.status.get("type") == "rcvNew"
 
 
+class SortedRun(Generic[K]):
+    """A sorted list of keys whose removals at the front cost O(1), amortised.
+
+    A chat is read oldest first: each ``/_read chat items`` takes the first unread items
+    away. Deleting from the front of a plain list moves every key after them, so reading a
+    hundred of a hundred thousand unread items would move ten million; here the front only
+    moves forward, and the keys behind it are dropped once they are half of the list.
+    """
+
+    __slots__ = ("_head", "_keys")
+
+    def __init__(self) -> None:
+        self._keys: list[K] = []
+        self._head = 0
+
+    def __len__(self) -> int:
+        return len(self._keys) - self._head
+
+    def __bool__(self) -> bool:
+        return len(self._keys) > self._head
+
+    def __iter__(self) -> Iterator[K]:
+        return itertools.islice(self._keys, self._head, None)
+
+    def __getitem__(self, at: int) -> K:
+        """The key at ``at`` from the front (0 is the smallest)."""
+        if not 0 <= at < len(self):
+            raise IndexError(at)
+        return self._keys[self._head + at]
+
+    def add(self, key: K) -> None:
+        bisect.insort(self._keys, key, lo=self._head)
+
+    def remove(self, key: K) -> bool:
+        """Take ``key`` out; whether it was there."""
+        keys, head = self._keys, self._head
+        at = bisect.bisect_left(keys, key, lo=head)
+        if at == len(keys) or keys[at] != key:
+            return False
+        if at == head:
+            self._head = head = head + 1
+            if head * 2 >= len(keys):
+                del keys[:head]
+                self._head = 0
+        else:
+            del keys[at]
+        return True
+
+    def count_after(self, key: K) -> int:
+        """How many keys are greater than ``key``."""
+        return len(self._keys) - bisect.bisect_right(self._keys, key, lo=self._head)
+
+
 class ChatIndex:
     """One chat's items in the core's order, and its unread items (kept as items change).
 
     ``keys``/``items`` are parallel lists sorted by :func:`item_key`; ``unread_keys`` are the
     keys of the unread items in the same order, ``unread_ids`` their IDs in ID order, and
     ``unread_mentions`` how many of them mention the user. Paging is then a binary search and
-    a slice; counts are lengths.
+    a slice; counts are lengths; marking the oldest unread items read costs O(1) each.
     """
 
     __slots__ = ("items", "keys", "unread_ids", "unread_keys", "unread_mentions", "user_id")
@@ -236,8 +294,8 @@ class ChatIndex:
         self.user_id = user_id
         self.keys: list[ItemKey] = []
         self.items: list[ItemRow] = []
-        self.unread_keys: list[ItemKey] = []
-        self.unread_ids: list[int] = []
+        self.unread_keys: SortedRun[ItemKey] = SortedRun()
+        self.unread_ids: SortedRun[int] = SortedRun()
         self.unread_mentions = 0
 
     def add(self, item: ItemRow) -> None:
@@ -264,15 +322,11 @@ class ChatIndex:
     def mark_unread(self, item: ItemRow, unread: bool) -> None:
         key = item_key(item)
         if unread:
-            bisect.insort(self.unread_keys, key)
-            bisect.insort(self.unread_ids, item.item_id)
+            self.unread_keys.add(key)
+            self.unread_ids.add(item.item_id)
             self.unread_mentions += bool(item.user_mention)
-            return
-        at = bisect.bisect_left(self.unread_keys, key)
-        if at < len(self.unread_keys) and self.unread_keys[at] == key:
-            del self.unread_keys[at]
-            at = bisect.bisect_left(self.unread_ids, item.item_id)
-            del self.unread_ids[at]
+        elif self.unread_keys.remove(key):
+            self.unread_ids.remove(item.item_id)
             self.unread_mentions -= bool(item.user_mention)
 
     def position(self, item: ItemRow) -> int:
@@ -281,7 +335,7 @@ class ChatIndex:
 
     def unread_after(self, item: ItemRow) -> int:
         """How many unread items come after ``item`` in the chat's order."""
-        return len(self.unread_keys) - bisect.bisect_right(self.unread_keys, item_key(item))
+        return self.unread_keys.count_after(item_key(item))
 
     def first_unread(self) -> ItemRow | None:
         """The first unread item in the chat's order."""
@@ -431,13 +485,28 @@ class Database:
     def group_members(self, group_id: int) -> list[MemberRow]:
         """The members of a group (the user's own membership included), in ID order."""
         generation = (len(self.members), self.counters.get("members", 0))
+        seen_len, seen_counter = self._members_generation
         if generation != self._members_generation:
-            # members are only ever added (a new ID) or deleted (one fewer): rebuild then
-            by_group: dict[int, list[MemberRow]] = {}
-            for m in self.members.values():
-                by_group.setdefault(m.group_id, []).append(m)
-            self._members_by_group = by_group
-            self._members_generation = generation
+            # Members are only ever added (the next ID) or deleted (one fewer row). When every
+            # ID handed out since the last look is a new row, only those rows are added (a
+            # thousand groups made one by one would otherwise index every member each time);
+            # after a deletion, or rows loaded from a file, the index is built again.
+            added = generation[1] - seen_counter
+            if seen_len >= 0 and added > 0 and generation[0] - seen_len == added:
+                by_group = self._members_by_group
+                for member_id in range(seen_counter + 1, generation[1] + 1):
+                    m = self.members.get(member_id)
+                    if m is None:
+                        break
+                    by_group.setdefault(m.group_id, []).append(m)
+                else:
+                    self._members_generation = generation
+            if self._members_generation != generation:
+                by_group = {}
+                for m in self.members.values():
+                    by_group.setdefault(m.group_id, []).append(m)
+                self._members_by_group = by_group
+                self._members_generation = generation
         return list(self._members_by_group.get(group_id, ()))
 
     def member_by_member_id(self, group_id: int, member_id: str) -> MemberRow | None:

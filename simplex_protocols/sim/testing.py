@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -42,10 +42,10 @@ from simplex_protocols.core import (
 )
 from simplex_protocols.errors import CoreConnectionError, CoreError
 
-from ._network import SimNetwork
+from ._network import SimNetwork, SimUser
 from ._server import SimServer
 
-__all__ = ["WAIT_S", "RecordingBackend", "ScriptedUser", "World"]
+__all__ = ["WAIT_S", "RecordingBackend", "ScriptedUser", "World", "seed_received"]
 
 JSON = dict[str, Any]
 
@@ -506,3 +506,61 @@ def _connected_to(user: ScriptedUser, since: int, count: int) -> bool:
     """Whether ``user`` connected to ``count`` group members after ``events[since]``."""
     events = user.events[since:]
     return sum(1 for e in events if e.get("type") == "connectedToGroupMember") >= count
+
+
+def seed_received(
+    user: SimUser, chat: str, texts: Iterable[str], *, member: int | None = None
+) -> list[int]:
+    """Store received text messages in a chat of ``user``'s core at once, unread, as if they
+    had arrived while no client listened: no delivery over the network and no event.
+
+    For benchmarks and tests that need a chat with many unread items (a hundred thousand take
+    a second or two, where sending them would take minutes). Each item is what the core
+    stores for a received text message (``rcvMsgContent``, status ``rcvNew``, a shared message
+    ID, the next item ID, the core's clock time), so the chat's pages, stats and ``/_read``
+    commands treat them as any other.
+
+    Args:
+        user: whose core and user (:meth:`SimNetwork.user`).
+        chat: ``@contactId`` (from the contact) or ``#groupId`` (from a member of the group).
+        texts: the messages' texts, oldest first.
+        member: the sending member's ``groupMemberId`` in a group (default: the first member
+            who is not the user).
+
+    Returns:
+        The new items' IDs, in order.
+    """
+    ctx = user.core.ctx
+    row = ctx.db.users[user.user_id]
+    kind, chat_id, scope = ctx.parse_ref(chat)
+    if scope is not None or kind not in ("direct", "group"):
+        raise ValueError(f"{chat}: a contact or a group chat, without a scope")
+    sender: int | None = None
+    if kind == "group":
+        group = ctx.get_group(row, chat_id)
+        others = [
+            m for m in ctx.db.group_members(chat_id) if m.group_member_id != group.membership_id
+        ]
+        if member is not None:
+            others = [m for m in others if m.group_member_id == member]
+        if not others:
+            which = f"member {member}" if member is not None else "other member"
+            raise ValueError(f"{chat}: no {which} to send the messages")
+        sender = others[0].group_member_id
+        direction = "groupRcv"
+    else:
+        ctx.get_contact(row, chat_id).used = True
+        direction = "directRcv"
+    ids: list[int] = []
+    for text in texts:
+        item = ctx.new_item(
+            row,
+            kind,
+            chat_id,
+            direction,
+            {"type": "rcvMsgContent", "msgContent": {"type": "text", "text": text}},
+            sender_member_id=sender,
+            shared_msg_id=ctx.random_id(),
+        )
+        ids.append(item.item_id)
+    return ids
