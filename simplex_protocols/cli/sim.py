@@ -9,22 +9,17 @@ speaks exactly the API of ``simplex-chat -p PORT``, one path per user
 from __future__ import annotations
 
 import argparse
-import errno
 import re
-import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from simplex_protocols._docs_url import doc_url
-from simplex_protocols._groups import INTERRUPTED_EXIT, run_interruptible
+from simplex_protocols._groups import run_interruptible
 from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT, guarded_stdout, is_output_closed
 from simplex_protocols.sim import CORE_PROFILES
 
-# The network, its server and the event loop load when `serve` runs: `--help` and `--version`
-# need only the core profiles.
-if TYPE_CHECKING:
-    from simplex_protocols.sim import SimNetwork
+# The network, its server and the event loop load when `serve` runs (in ._sim_serve):
+# `--help` and `--version` need only the core profiles.
 
 __all__ = ["build_parser", "main"]
 
@@ -51,8 +46,18 @@ as the seeds describe it; the default), v7.0 or v6.4. `simplex-call doctor` show
 lacks. The differences, and the core sources they come from:
   {doc_url("docs/sim.md")}
 
+A USER of --name and --domain is a simulated user: one named by --user or --demo-bot, or saved
+in the --state file. A name resolves to the user's contact address (a client's `/_connect plan
+@acme.simplex` and `simplex-call @acme.simplex`), once the user has one: a demo bot makes its
+own. The website answers for every --domain on one address, choosing the site by the request's
+Host (the first --domain for any other), each document naming the owner's current address:
+/llms.txt, /.well-known/simplex.json, the home page's <link rel="me">, and for a demo bot its
+Agent Card at /.well-known/agent-card.json.
+
 examples:
   simplex-sim serve --port 5225 --user alice --user bot
+  simplex-sim serve --port 5225 --demo-bot acme --name acme.simplex=acme \\
+      --domain acme.example=acme --website 127.0.0.1:8080
   simplex-sim serve --port 0 --state sim-state.json --seed 1
   simplex-sim serve --port 5225 --core-profile v6.4
 """
@@ -61,9 +66,10 @@ examples:
 EXIT_TABLE = """\
 exit status:
   0    serve stopped by SIGTERM (after saving --state), chat ended, or --version
-  1    the state file cannot be read, the port cannot be listened on, or (chat) no
+  1    the state or names file cannot be read, a port cannot be listened on, or (chat) no
        simulated network at the endpoint
-  2    bad arguments
+  2    bad arguments (a name, domain or website that cannot be used, a USER that is not a
+       simulated user)
   130  interrupted (Ctrl-C; serve first closes its endpoints and saves --state)
   141  standard output closed by its reader (`simplex-sim serve | head`)
 """
@@ -108,6 +114,42 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         help="create a user (and its core) named NAME at start; repeat for more users",
+    )
+    serve.add_argument(
+        "--demo-bot",
+        metavar="USER",
+        action="append",
+        default=[],
+        help="run the bot of `simplex-call demo` (Acme Shop: MCP tools and an A2A agent, both "
+        "transports) as the user USER; repeat for more",
+    )
+    serve.add_argument(
+        "--name",
+        metavar="NAME=USER",
+        action="append",
+        default=[],
+        help="register the SimpleX name NAME (acme.simplex) for the contact address of USER; "
+        "repeat for more names",
+    )
+    serve.add_argument(
+        "--names",
+        metavar="FILE",
+        type=Path,
+        help="more names: one NAME=USER per line (# starts a comment)",
+    )
+    serve.add_argument(
+        "--domain",
+        metavar="DOMAIN=USER",
+        action="append",
+        default=[],
+        help="make USER the owner of the website DOMAIN (acme.example), served on --website; "
+        "repeat for more",
+    )
+    serve.add_argument(
+        "--website",
+        metavar="HOST:PORT",
+        help="serve the --domain websites (llms.txt, simplex.json, Agent Card) on this loopback "
+        "address, e.g. 127.0.0.1:8080",
     )
     serve.add_argument(
         "--default-user",
@@ -214,15 +256,9 @@ def _main(argv: list[str] | None) -> int:
     if args.command != "serve":
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    try:
-        network = _load(args)
-    except (OSError, ValueError) as exc:
-        print(f"simplex-sim: {exc}", file=sys.stderr)
-        return EXIT_RUNTIME
-    import anyio
+    from ._sim_serve import run_serve
 
-    # Ctrl-C before the server listens is the KeyboardInterrupt that main() reports.
-    return anyio.run(_serve, network, args)
+    return run_serve(args)
 
 
 def _chat(args: argparse.Namespace) -> int:
@@ -238,74 +274,3 @@ def _chat(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     return run_chat(args.user, args.port, args.display_name)
-
-
-def _load(args: argparse.Namespace) -> SimNetwork:
-    from simplex_protocols.sim import SimNetwork
-
-    state: Path | None = args.state
-    if state is not None and state.exists():
-        network = SimNetwork.load(state, chaos=args.chaos, core_profile=args.core_profile)
-    else:
-        network = SimNetwork(seed=args.seed, chaos=args.chaos, core_profile=args.core_profile)
-    for name in args.user:
-        if not network.has_core(name):
-            network.add_user(name)
-    return network
-
-
-async def _serve(network: SimNetwork, args: argparse.Namespace) -> int:
-    import anyio
-
-    from simplex_protocols.sim import SimServer
-
-    default = args.default_user or (args.user[0] if args.user else "default")
-    server = SimServer(network, port=args.port, default_core=default)
-    try:
-        await server.start()
-    except OSError as exc:
-        if exc.errno == errno.EADDRINUSE:
-            print(f"simplex-sim: port {args.port} is in use; start with --port N", file=sys.stderr)
-        else:
-            print(f"simplex-sim: cannot listen on 127.0.0.1:{args.port}: {exc}", file=sys.stderr)
-        return EXIT_RUNTIME
-    state: Path | None = args.state
-    stopped_by = signal.SIGTERM
-    try:
-        # The signals are received before the endpoints are announced: a client (or a test)
-        # that stops the server as soon as it reads them gets the ordinary stop.
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            profile = (
-                ""
-                if network.core_profile.name == "spec"
-                else f", cores as {network.core_profile.name}"
-            )
-            print(
-                "simplex-sim: simulated SimpleX network (a test double, not SimpleX), seed "
-                f"{network.seed}{profile}, listening on ws://127.0.0.1:{server.port}",
-                flush=True,
-            )
-            for name in network.core_names:
-                print(f"  {name}: {server.url(name)}", flush=True)
-            async with anyio.create_task_group() as tg:
-                if state is not None:
-                    tg.start_soon(_save_loop, network, state, args.save_every)
-                async for signum in signals:
-                    stopped_by = signal.Signals(signum)
-                    break
-                tg.cancel_scope.cancel()
-    finally:
-        await server.aclose()
-        if state is not None:
-            network.save(state)
-    print("simplex-sim: stopped", flush=True)
-    # Ctrl-C ends with 130 as every console script's does; SIGTERM is an ordinary stop.
-    return INTERRUPTED_EXIT if stopped_by == signal.SIGINT else EXIT_OK
-
-
-async def _save_loop(network: SimNetwork, state: Path, every: float) -> None:
-    import anyio
-
-    while True:
-        await anyio.sleep(max(every, 0.5))
-        network.save(state)

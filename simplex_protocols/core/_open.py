@@ -2,9 +2,10 @@
 
 The WebSocket and library backends are built in and imported only when used, so that parsing
 ``--core`` needs neither ``websockets`` nor ``simplex_chat``. The simulated network lives above
-the core client: it registers its backend with :func:`register_backend` when
-``simplex_protocols.sim`` is imported, and :func:`open_core` imports it on first use of
-``sim:``; ``core`` itself never imports ``sim``.
+the core client: its module ``simplex_protocols.sim._register`` registers its backend with
+:func:`register_backend` when imported, and :func:`open_core` imports it on first use of
+``sim:``; ``core`` itself never imports ``sim``, and importing ``sim`` (for its core profiles,
+say) does not load the core client.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ BackendFactory: TypeAlias = Callable[[CoreOption], CoreBackend]
 
 #: The kinds whose backend another package provides, and the module that registers it when it
 #: is imported.
-_PROVIDERS: Final[Mapping[CoreKind, str]] = {CoreKind.SIMULATOR: "simplex_protocols.sim"}
+_PROVIDERS: Final[Mapping[CoreKind, str]] = {CoreKind.SIMULATOR: "simplex_protocols.sim._register"}
 
 _FACTORIES: dict[CoreKind, BackendFactory] = {}
 
@@ -47,7 +48,7 @@ def register_backend(kind: CoreKind | str, factory: BackendFactory) -> None:
     """Make :func:`open_core` build the backends of ``kind`` with ``factory``.
 
     The simulated network registers its backend (``sim:USER``) this way when
-    ``simplex_protocols.sim`` is imported; registering again replaces the factory.
+    ``simplex_protocols.sim._register`` is imported; registering again replaces the factory.
 
     Args:
         kind: ``CoreKind.SIMULATOR`` (``"sim"``): the WebSocket and library backends are

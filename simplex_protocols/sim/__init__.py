@@ -19,7 +19,8 @@ A network's cores behave as the newest core the seeds describe, or as an older r
 
 ``simplex-sim serve`` exposes the same network over WebSocket, one endpoint per user, and
 ``--core sim:USER`` (:func:`simplex_protocols.core.open_core`) opens USER's core in
-:func:`default_network`: importing this package registers that backend with the core client.
+:func:`default_network`: the core client loads this package's backend the first time it opens
+one.
 :mod:`simplex_protocols.sim.testing` has scripted users for tests. See ``docs/sim.md``.
 """
 
@@ -28,12 +29,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from simplex_protocols._exports import lazy_exports
-from simplex_protocols.core import CoreKind
-from simplex_protocols.core._open import register_backend
 
 if TYPE_CHECKING:
-    from simplex_protocols.core import CoreBackend, CoreOption
-
     from ._backend import SimBackend as SimBackend
     from ._core import SimCore as SimCore
     from ._faults import Faults as Faults
@@ -81,14 +78,3 @@ __getattr__ = lazy_exports(
         "check_shape": "._shape",
     },
 )
-
-
-def _option_backend(option: CoreOption) -> CoreBackend:
-    # The network (and every simulated core behind it) loads when a `sim:USER` core is opened,
-    # not when this package is: `simplex-sim --help` only needs the core profiles.
-    from ._network import option_backend
-
-    return option_backend(option)
-
-
-register_backend(CoreKind.SIMULATOR, _option_backend)
