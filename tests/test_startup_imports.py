@@ -10,8 +10,11 @@ of imports, not of time: ``bench/startup.py`` measures the time.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -37,11 +40,16 @@ COMMANDS = [
 ]
 
 
-def _imported(module: str, argv: list[str]) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+def _imported(
+    module: str, argv: list[str], *, home: Path | None = None
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     code = f"import sys; from {module} import main; sys.argv = {argv!r}; sys.exit(main())"
     # A clean environment: no PYTHONPATH, no SIMPLEX_CORE or other setting that could change
-    # what a command loads; PATH only, for anything the interpreter looks up.
+    # what a command loads; PATH only, for anything the interpreter looks up (and HOME for a
+    # command that keeps files, as a call keeps its keys).
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    if home is not None:
+        env["HOME"] = str(home)
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code],
         capture_output=True,
@@ -79,3 +87,67 @@ def test_help_and_version_import_no_heavy_package(
     assert script in done.stdout  # the help or the version was printed
     heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
     assert heavy == [], f"{script} {' '.join(args)} imports {heavy}"
+
+
+# ------------------------------------------------------------------ a one-shot call over ws://
+
+#: What no one-shot call over a WebSocket core loads: the embedded core's package, the web
+#: server and the database layer (the bot's side of the SDKs), FastMCP, and an HTTP client
+#: (the target is a SimpleX name, not a website).
+NOT_FOR_A_CALL = frozenset(
+    {"simplex_chat", "uvicorn", "starlette", "sse_starlette", "sqlalchemy", "fastmcp", "httpx"}
+)
+
+#: (the call's method and arguments, the SDK packages it must not load either).
+CALLS = [
+    (["tools/list"], {"a2a"}),
+    (["SendMessage", "text=Two anvils"], {"mcp", "mcp_types"}),
+]
+
+
+@pytest.fixture(scope="module")
+def demo_core() -> Iterator[str]:
+    """``simplex-sim serve`` with the demo bot at @acme.simplex; the endpoint of a caller."""
+    script = os.path.join(os.path.dirname(sys.executable), "simplex-sim")
+    proc = subprocess.Popen(
+        [
+            script,
+            "serve",
+            "--port",
+            "0",
+            "--seed",
+            "7",
+            "--demo-bot",
+            "acme",
+            "--name",
+            "acme.simplex=acme",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # "... listening on ws://127.0.0.1:PORT"
+        port = int(first.rsplit(":", 1)[1])
+        # The name is listed once the demo bot has its contact address.
+        while not (line := proc.stdout.readline()).lstrip().startswith("@acme.simplex"):
+            assert line, "simplex-sim serve ended before the demo bot was up"
+        yield f"ws://127.0.0.1:{port}/caller"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("call", "other_sdk"), CALLS, ids=[c[0] for c, _ in CALLS])
+def test_a_call_over_a_websocket_core_imports_only_what_it_uses(
+    demo_core: str, tmp_path: Path, call: list[str], other_sdk: set[str]
+) -> None:
+    argv = ["simplex-call", "@acme.simplex", *call, "--core", demo_core, "--no-progress"]
+    done, modules = _imported("simplex_protocols.cli.call", argv, home=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Acme Shop" in done.stdout  # the bot answered
+    assert "websockets" in modules  # the call went over the WebSocket core
+    loaded = sorted(m for m in modules if m.split(".")[0] in NOT_FOR_A_CALL | other_sdk)
+    assert loaded == [], f"simplex-call {' '.join(call)} over ws:// imports {loaded}"

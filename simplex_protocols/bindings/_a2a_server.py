@@ -35,6 +35,9 @@ from a2a.server.jsonrpc_models import JSONParseError
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.request_handlers.response_helpers import build_error_response
 from a2a.server.routes.common import ServerCallContextBuilder
+
+# Not exported by a2a.server.routes (a2a-sdk 1.3, the minor release pyproject.toml pins): the
+# dispatcher behind the SDK's JSON-RPC route, which the binding feeds in-memory requests.
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from a2a.types.a2a_pb2 import AgentCard, CancelTaskRequest, SendMessageRequest, Task
 from a2a.utils.errors import (

@@ -47,9 +47,11 @@ CONTEXTS_TABLE: Final = "simplex_a2a_contexts"
 _ASYNC_DRIVERS: Final = {
     "sqlite": "aiosqlite",  # a2a-sdk[sqlite]
     "postgresql": "asyncpg",  # a2a-sdk[postgresql], simplex-protocols[postgresql]
-    "mysql": "aiomysql",  # a2a-sdk[mysql]
+    "mysql": "aiomysql",  # a2a-sdk[mysql], simplex-protocols[mysql]
 }
 _SCHEME_ALIASES: Final = {"postgres": "postgresql"}
+#: The extra of simplex-protocols that installs each server database's driver.
+_DRIVER_EXTRAS: Final = {"asyncpg": "postgresql", "aiomysql": "mysql"}
 
 
 def task_database_url(database: str | os.PathLike[str]) -> str:
@@ -108,7 +110,8 @@ def _create_engine(url: str) -> AsyncEngine:
         return create_async_engine(url, **options)
     except ImportError as exc:
         driver = parsed.get_driver_name()
-        hint = " (pip install 'simplex-protocols[postgresql]')" if driver == "asyncpg" else ""
+        extra = _DRIVER_EXTRAS.get(driver)
+        hint = f" (pip install 'simplex-protocols[{extra}]')" if extra else ""
         raise BindingConfigError(
             f"the database driver {driver!r} is not installed{hint}", code="driver_missing"
         ) from exc

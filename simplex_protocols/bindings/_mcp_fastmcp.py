@@ -100,7 +100,8 @@ def lowlevel_server_of(server: object) -> tuple[Server[Any], MCPServer[Any] | No
         BindingConfigError: as :func:`check_server_kind`.
     """
     if isinstance(server, MCPServer):
-        # The SDK unwraps an MCPServer the same way (mcp/client/_memory.py).
+        # The SDK unwraps an MCPServer the same way (mcp/client/_memory.py). Private, with no
+        # public accessor in mcp 2.3 (the minor release pyproject.toml pins).
         return server._lowlevel_server, server
     if isinstance(server, Server):
         return server, None

@@ -18,6 +18,9 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+# Private module of mcp 2.3 (pinned in pyproject.toml): the SDK's name for a client transport's
+# streams, which this class gives Client.
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 from mcp_types import (

@@ -17,16 +17,20 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Self, TextIO
+from typing import TYPE_CHECKING, Self, TextIO
 
 import anyio
 import anyio.abc
 from mcp.client import Client
-from mcp.client._transport import TransportStreams
-from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
 
 from simplex_protocols._clock import Clock, SystemClock
+
+# The SDK's names for a transport's streams live in private modules (mcp 2.3, the range
+# pyproject.toml pins); only the type checker reads them.
+if TYPE_CHECKING:
+    from mcp.client._transport import TransportStreams
+    from mcp.shared._stream_protocols import ReadStream
 
 __all__ = [
     "Backoff",
@@ -104,6 +108,10 @@ class HTTPServer:
 @asynccontextmanager
 async def _http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[TransportStreams]:
     from mcp.client.streamable_http import streamable_http_client
+
+    # Private (mcp 2.3, pinned in pyproject.toml): the SDK's own HTTP client settings
+    # (timeouts, redirects) with our headers; mcp exports no public way to add headers to the
+    # client streamable_http_client makes for itself.
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     async with (

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, NoReturn, TextIO
 
-from simplex_protocols._wire import WireJSONError, loads
 from simplex_protocols.core import add_core_argument
 from simplex_protocols.limits import DEFAULT_REQUEST_TIMEOUT_S, RESPONSE_WINDOW_S
 
@@ -409,6 +408,10 @@ def typed_value(text: str) -> Any:
     ``3`` is a number, ``true`` a boolean, ``null`` null, ``"3"`` the string 3, ``[1,2]`` an
     array; ``anvil``, ``01``, ``NaN`` and ``1e999`` (not valid JSON here) stay text.
     """
+    # The wire codec (and the compiled JSON library under it) loads with the first argument
+    # read, not with the parser that `--help` builds.
+    from simplex_protocols._wire import WireJSONError, loads
+
     try:
         return loads(text)
     except WireJSONError:
@@ -422,6 +425,8 @@ def _bad(message: str) -> CLIError:
 
 
 def _json_object(text: str, where: str) -> dict[str, Any]:
+    from simplex_protocols._wire import WireJSONError, loads
+
     try:
         value = loads(text)
     except WireJSONError as exc:
@@ -478,6 +483,8 @@ def parse_call_arguments(tokens: Sequence[str], *, stdin: TextIO | None = None) 
         if not strict and value.startswith("="):
             out[key] = value[1:]
         elif strict:
+            from simplex_protocols._wire import WireJSONError, loads
+
             try:
                 out[key] = loads(value)
             except WireJSONError as exc:

@@ -31,7 +31,6 @@ from simplex_protocols.discovery import (
     DiscoveryLimits,
     WebsiteAddress,
     WebsiteDiscovery,
-    discover_website,
     plan_address,
 )
 from simplex_protocols.errors import (
@@ -169,7 +168,10 @@ def build_mcp_request(
     method: str, tokens: list[str], version: str, transport: str, env: Environment
 ) -> dict[str, Any]:
     """The MCP request, built with the binding's caller-side helper."""
-    from simplex_protocols.bindings.mcp import build_request
+    # The caller-side modules of the bindings, not their public modules (bindings.mcp,
+    # bindings.a2a), which load the server side too: the SDK's server, its web server and its
+    # database layer, none of which a call uses.
+    from simplex_protocols.bindings._mcp_caller import build_request
 
     mcp_method, params = _mcp_params(method, tokens, env)
     return build_request(
@@ -196,8 +198,8 @@ def build_a2a_request(
 ) -> tuple[dict[str, Any], bool]:
     """The A2A request, built with the binding's caller-side helpers, and whether Service RPC
     can answer it (only a one-shot SendMessage, A2A-RPC-1)."""
-    from simplex_protocols.bindings.a2a import build_a2a_request as build_any
-    from simplex_protocols.bindings.a2a import build_send_message
+    from simplex_protocols.bindings._a2a_client import build_a2a_request as build_any
+    from simplex_protocols.bindings._a2a_client import build_send_message
 
     args = parse_call_arguments(tokens, stdin=env.stdin)
     if method in ("SendMessage", "SendStreamingMessage") and "message" not in args:
@@ -285,7 +287,7 @@ def choose_version(protocol: str, declared: ProtocolDeclaration | None, given: s
     if given:
         return given
     if protocol == "mcp":
-        from simplex_protocols.bindings.mcp import DEFAULT_REVISION, choose_revision
+        from simplex_protocols.bindings._mcp_caller import DEFAULT_REVISION, choose_revision
 
         if declared is None:
             return DEFAULT_REVISION
@@ -297,7 +299,7 @@ def choose_version(protocol: str, declared: ProtocolDeclaration | None, given: s
                 f"simplex-call speaks {DEFAULT_REVISION}",
             )
         return chosen
-    from simplex_protocols.bindings.a2a import DEFAULT_A2A_VERSION
+    from simplex_protocols.bindings._a2a_wire import DEFAULT_A2A_VERSION
 
     if declared is None or DEFAULT_A2A_VERSION in declared.versions:
         return DEFAULT_A2A_VERSION
@@ -594,10 +596,10 @@ async def perform_call(
 
 def _final_rule(protocol: str, request: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], bool]:
     if protocol == "mcp":
-        from simplex_protocols.bindings.mcp import is_final
+        from simplex_protocols.bindings._mcp_caller import is_final
 
         return lambda message: is_final(request, message)
-    from simplex_protocols.bindings.a2a import is_final_message
+    from simplex_protocols.bindings._a2a_wire import is_final_message
 
     return lambda message: is_final_message(request, message)
 
@@ -659,8 +661,11 @@ def _shown_params(protocol: str, params: Mapping[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- commands
 
 
-def _limits(wait_s: float) -> DiscoveryLimits:
-    return DiscoveryLimits(timeout_s=min(wait_s, 15.0))
+async def _discover(url: str, wait_s: float) -> WebsiteDiscovery:
+    # Imported here: the HTTP client loads for a website, not for a link or a name.
+    from simplex_protocols.discovery import discover_website
+
+    return await discover_website(url, limits=DiscoveryLimits(timeout_s=min(wait_s, 15.0)))
 
 
 def report_failure(
@@ -686,7 +691,7 @@ async def _website_address(
     session: Session, url: str, protocol: str | None, console: Console, wait_s: float
 ) -> tuple[AddressPlan, WebsiteAddress]:
     async with console.step(f"reading {url}"):
-        site = await discover_website(url, limits=_limits(wait_s))
+        site = await _discover(url, wait_s)
     candidates = site.agent_contacts(protocol)
     if not candidates:
         failed = site.failed
@@ -974,7 +979,7 @@ async def run_plan(options: argparse.Namespace, console: Console, env: Environme
 async def run_discover(options: argparse.Namespace, console: Console, env: Environment) -> int:
     """``simplex-call discover URL``."""
     async with console.step(f"reading {options.url}"):
-        site = await discover_website(options.url, limits=_limits(options.timeout))
+        site = await _discover(options.url, options.timeout)
     plans: dict[str, AddressPlan | str] = {}
     if site.addresses and not options.no_plan:
         async with open_session(options.core, env) as session:

@@ -20,22 +20,22 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
-
-import anyio
-import anyio.abc
 
 from simplex_protocols._exports import lazy_exports
 
 from ._bridge_args import BridgeError, BridgeOptions, parse_command_line
 from ._call_args import ExitCode
 
-# The upstream side (the MCP SDK, HTTP) loads when a bridge opens, after the arguments are
-# parsed: `--help` and `--version` load none of it.
+# The upstream side (the MCP SDK, HTTP) and the event loop load when a bridge opens, after the
+# arguments are parsed: `--help`, `--version` and a usage error load none of it, not even
+# anyio (with asyncio it is most of a bare start-up).
 if TYPE_CHECKING:
+    import anyio.abc
+
     from simplex_protocols._clock import Clock
     from simplex_protocols.bot import ResponderBot
     from simplex_protocols.sim import SimNetwork
@@ -105,6 +105,8 @@ async def open_bridge(
             for a command that cannot run, ``MCPError`` for a failed handshake, ...).
         BotConfigError: a bot option the bot refuses.
     """
+    import anyio
+
     from simplex_protocols.bindings.mcp import load_or_create_secret
     from simplex_protocols.bot import ResponderBot
     from simplex_protocols.bot._state import default_data_folder
@@ -191,18 +193,39 @@ async def run(
     """
     out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr
+    parsed = _parse(argv, out, err)
+    if isinstance(parsed, int):
+        return parsed
+    return await _reporting(err, _serve(parsed, network, out, err, clock, backoff, handle_signals))
+
+
+def _parse(argv: Sequence[str], out: TextIO, err: TextIO) -> BridgeOptions | int:
+    """The options, or the exit status when parsing answered the command line already: the
+    help or the version printed, or a usage error reported."""
     try:
         parsed = parse_command_line(argv)
-        if isinstance(parsed, str):
-            out.write(parsed)
-            out.flush()
-            return int(ExitCode.OK)
-        return await _serve(parsed, network, out, err, clock, backoff, handle_signals)
     except BridgeError as exc:
-        _say(err, f"{exc.message} ({exc.code})")
-        if exc.exit_code is ExitCode.USAGE:
-            _say(err, "see simplex-bridge --help")
-        return int(exc.exit_code)
+        return _report(err, exc)
+    if isinstance(parsed, str):
+        out.write(parsed)
+        out.flush()
+        return int(ExitCode.OK)
+    return parsed
+
+
+async def _reporting(err: TextIO, serving: Awaitable[int]) -> int:
+    """``serving``'s exit status, a :class:`BridgeError` reported as its one line and status."""
+    try:
+        return await serving
+    except BridgeError as exc:
+        return _report(err, exc)
+
+
+def _report(err: TextIO, exc: BridgeError) -> int:
+    _say(err, f"{exc.message} ({exc.code})")
+    if exc.exit_code is ExitCode.USAGE:
+        _say(err, "see simplex-bridge --help")
+    return int(exc.exit_code)
 
 
 async def _serve(
@@ -214,6 +237,9 @@ async def _serve(
     backoff: Backoff | None,
     handle_signals: bool,
 ) -> int:
+    import anyio
+    import anyio.abc
+
     from simplex_protocols.bot import configure_bot_logging
     from simplex_protocols.core import CoreKind
     from simplex_protocols.errors import BotConfigError, SimplexError
@@ -315,13 +341,24 @@ def _say(err: TextIO, line: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``simplex-bridge``: :func:`run` in a new event loop.
+    """Entry point of ``simplex-bridge``: the arguments parsed, then the bridge served in a new
+    event loop.
 
     Returns the exit status (the console script exits with it).
     """
-    args = list(sys.argv[1:] if argv is None else argv)
+    parsed = _parse(list(sys.argv[1:] if argv is None else argv), sys.stdout, sys.stderr)
+    if isinstance(parsed, int):
+        return parsed
+    options = parsed
     try:
-        return anyio.run(lambda: run(args), backend="asyncio")
+        import anyio
+
+        return anyio.run(
+            lambda: _reporting(
+                sys.stderr, _serve(options, None, sys.stdout, sys.stderr, None, None, True)
+            ),
+            backend="asyncio",
+        )
     except KeyboardInterrupt:
         # Ctrl-C before the signal handler is in place (while the server starts).
         _say(sys.stderr, "interrupted")

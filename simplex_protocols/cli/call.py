@@ -22,15 +22,14 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-import anyio
-
 from simplex_protocols._groups import run_interruptible
 from simplex_protocols._stdio import OutputClosedError, guard_output
 
-from ._call_args import CLIError, ExitCode, parse_command_line
+from ._call_args import CLIError, ExitCode, Invocation, parse_command_line
 
-# The commands import their parts (the core, the SDKs, HTTP) when they run, after the
-# arguments are parsed: `--help` and `--version` load none of them.
+# The commands import their parts (the event loop, the core, the SDKs, HTTP) when they run,
+# after the arguments are parsed: `--help`, `--version` and a usage error load none of them,
+# not even anyio (with asyncio it is most of a bare start-up).
 if TYPE_CHECKING:
     from simplex_protocols.sim import SimNetwork
 
@@ -65,7 +64,20 @@ async def run(
     """
     out = guard_output(stdout if stdout is not None else sys.stdout)
     err = stderr if stderr is not None else sys.stderr
+    try:
+        parsed = _parse(list(argv), out, err)
+        if isinstance(parsed, int):
+            return parsed
+        return await _execute(parsed, out, err, _environment(network, stdin, environ))
+    except OutputClosedError:
+        return int(ExitCode.OUTPUT_CLOSED)
 
+
+def _environment(
+    network: SimNetwork | None, stdin: TextIO | None, environ: Mapping[str, str] | None
+) -> Callable[[], Environment]:
+    # A factory: the session module (the core and its backends) loads only for a command
+    # that uses it.
     def environment() -> Environment:
         from ._call_session import Environment
 
@@ -75,15 +87,12 @@ async def run(
             stdin=stdin,
         )
 
-    try:
-        return await _run(list(argv), out, err, environment)
-    except OutputClosedError:
-        return int(ExitCode.OUTPUT_CLOSED)
+    return environment
 
 
-async def _run(
-    argv: list[str], out: TextIO, err: TextIO, environment: Callable[[], Environment]
-) -> int:
+def _parse(argv: list[str], out: TextIO, err: TextIO) -> Invocation | int:
+    """The parsed command line, or the exit status when parsing answered it already: the help
+    or the version printed, or a usage error reported."""
     try:
         invocation = parse_command_line(argv)
     except CLIError as exc:
@@ -92,6 +101,12 @@ async def _run(
         out.write(invocation.help_text)
         out.flush()
         return int(ExitCode.OK)
+    return invocation
+
+
+async def _execute(
+    invocation: Invocation, out: TextIO, err: TextIO, environment: Callable[[], Environment]
+) -> int:
     from simplex_protocols._groups import first_error
     from simplex_protocols._stdio import is_output_closed
 
@@ -146,26 +161,32 @@ def main(
     stdin: TextIO | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> int:
-    """Entry point of ``simplex-call``: :func:`run` in a new event loop.
+    """Entry point of ``simplex-call``: the arguments parsed, then :func:`run`'s command in a
+    new event loop.
 
     Returns the exit status (the console script exits with it). Ctrl-C gives 130.
     """
     args = list(sys.argv[1:] if argv is None else argv)
-    return run_interruptible(
-        lambda: anyio.run(
-            lambda: run(
-                args,
-                network=network,
-                stdout=stdout,
-                stderr=stderr,
-                stdin=stdin,
-                environ=environ,
-            ),
-            backend="asyncio",
-        ),
-        program="simplex-call",
-        stderr=stderr if stderr is not None else sys.stderr,
-    )
+    out = guard_output(stdout if stdout is not None else sys.stdout)
+    err = stderr if stderr is not None else sys.stderr
+    try:
+        parsed = _parse(args, out, err)
+    except OutputClosedError:
+        return int(ExitCode.OUTPUT_CLOSED)
+    if isinstance(parsed, int):
+        return parsed
+    invocation = parsed
+    environment = _environment(network, stdin, environ)
+
+    def execute() -> int:
+        import anyio
+
+        try:
+            return anyio.run(lambda: _execute(invocation, out, err, environment), backend="asyncio")
+        except OutputClosedError:
+            return int(ExitCode.OUTPUT_CLOSED)
+
+    return run_interruptible(execute, program="simplex-call", stderr=err)
 
 
 if __name__ == "__main__":  # pragma: no cover

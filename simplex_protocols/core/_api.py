@@ -18,23 +18,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, cast
-
-from simplex_chat.types import CR, T
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from simplex_protocols.errors import CoreError, UnexpectedResponseError
 
 from . import _commands as cmds
 from ._client import ChatCore
 from ._commands import ChatRef, MemberRole
-from ._types import (
-    AChat,
-    ContactInfo,
-    NewPreparedChat,
-    SentInvitationToContact,
-    StartedConnectionToContact,
-    StartedConnectionToGroup,
-)
+
+# The shapes are for the type checker only (the casts name them in quotes): importing
+# simplex_chat.types imports the whole simplex_chat package, the embedded core's bindings too,
+# which a program talking to a core over WebSocket never uses.
+if TYPE_CHECKING:
+    from simplex_chat.types import CR, T
+
+    from ._types import (
+        AChat,
+        ContactInfo,
+        NewPreparedChat,
+        SentInvitationToContact,
+        StartedConnectionToContact,
+        StartedConnectionToGroup,
+    )
 
 __all__ = ["ChatAPI"]
 
@@ -70,17 +75,17 @@ class ChatAPI:
             if exc.error_type == "noActiveUser":
                 return None
             raise
-        return cast(T.User, resp["user"])
+        return cast("T.User", resp["user"])
 
     async def list_users(self) -> list[T.UserInfo]:
         """Every user with its unread count."""
         resp = await self._send(cmds.list_users(), "usersList")
-        return cast(list[T.UserInfo], resp["users"])
+        return cast("list[T.UserInfo]", resp["users"])
 
     async def create_active_user(self, profile: Mapping[str, Any]) -> T.User:
         """Create a user with ``profile`` and make it active."""
         resp = await self._send(cmds.create_active_user(profile), "activeUser")
-        return cast(T.User, resp["user"])
+        return cast("T.User", resp["user"])
 
     async def ensure_active_user(self, profile: Mapping[str, Any]) -> tuple[T.User, bool]:
         """The active user, or one created with ``profile`` when the core has none; and
@@ -93,21 +98,21 @@ class ChatAPI:
     async def set_active_user(self, user_id: int) -> T.User:
         """Make another user active."""
         resp = await self._send(cmds.set_active_user(user_id), "activeUser")
-        return cast(T.User, resp["user"])
+        return cast("T.User", resp["user"])
 
     async def update_profile(self, user_id: int, profile: Mapping[str, Any]) -> T.User:
         """Update the user's profile; returns the user (unchanged or updated)."""
         resp = await self._send(
             cmds.update_profile(user_id, profile), "userProfileUpdated", "userProfileNoChange"
         )
-        return cast(T.User, resp["user"])
+        return cast("T.User", resp["user"])
 
     async def set_contact_prefs(self, contact_id: int, preferences: Mapping[str, Any]) -> T.Contact:
         """Set preference overrides for one contact; returns the updated contact."""
         resp = await self._send(
             cmds.set_contact_prefs(contact_id, preferences), "contactPrefsUpdated"
         )
-        return cast(T.Contact, resp["toContact"])
+        return cast("T.Contact", resp["toContact"])
 
     # ------------------------------------------------------------------ controller
 
@@ -153,7 +158,7 @@ class ChatAPI:
         resp = await self._send(
             cmds.create_my_address(user_id, pq_ratchet=pq_ratchet), "userContactLinkCreated"
         )
-        return cast(T.CreatedConnLink, resp["connLinkContact"])
+        return cast("T.CreatedConnLink", resp["connLinkContact"])
 
     async def add_address_short_link(
         self, user_id: int, *, pq_ratchet: bool | None = None
@@ -162,7 +167,7 @@ class ChatAPI:
         resp = await self._send(
             cmds.add_my_address_short_link(user_id, pq_ratchet=pq_ratchet), "userContactLink"
         )
-        return cast(T.UserContactLink, resp["contactLink"])
+        return cast("T.UserContactLink", resp["contactLink"])
 
     async def show_address(self, user_id: int) -> T.UserContactLink | None:
         """The user's address, or ``None`` when it has none."""
@@ -172,7 +177,7 @@ class ChatAPI:
             if exc.error_type == "userContactLinkNotFound":
                 return None
             raise
-        return cast(T.UserContactLink, resp["contactLink"])
+        return cast("T.UserContactLink", resp["contactLink"])
 
     async def set_address_settings(
         self, user_id: int, settings: Mapping[str, Any], *, pq_ratchet: bool | None = None
@@ -182,7 +187,7 @@ class ChatAPI:
             cmds.set_address_settings(user_id, settings, pq_ratchet=pq_ratchet),
             "userContactLinkUpdated",
         )
-        return cast(T.UserContactLink, resp["contactLink"])
+        return cast("T.UserContactLink", resp["contactLink"])
 
     async def set_profile_address(self, user_id: int, enable: bool) -> dict[str, Any]:
         """Show or hide the address in the profile; returns the response."""
@@ -201,7 +206,7 @@ class ChatAPI:
         resp = await self._send(
             cmds.accept_contact(contact_request_id, incognito=incognito), "acceptingContactRequest"
         )
-        return cast(T.Contact, resp["contact"])
+        return cast("T.Contact", resp["contact"])
 
     async def reject_contact(
         self, contact_request_id: int, *, notify: bool | None = None
@@ -224,7 +229,7 @@ class ChatAPI:
     async def connect_plan(self, user_id: int, target: str, **options: Any) -> CR.ConnectionPlan:
         """What connecting to a link or SimpleX name would do (``connectionPlan``)."""
         resp = await self._send(cmds.connect_plan(user_id, target, **options), "connectionPlan")
-        return cast(CR.ConnectionPlan, resp)
+        return cast("CR.ConnectionPlan", resp)
 
     async def prepare_contact(
         self, user_id: int, full_link: str, link_data: Mapping[str, Any], **options: Any
@@ -233,7 +238,7 @@ class ChatAPI:
         resp = await self._send(
             cmds.prepare_contact(user_id, full_link, link_data, **options), "newPreparedChat"
         )
-        return cast(NewPreparedChat, resp)["chat"]
+        return cast("NewPreparedChat", resp)["chat"]
 
     async def prepare_group(
         self, user_id: int, full_link: str, link_data: Mapping[str, Any], **options: Any
@@ -242,7 +247,7 @@ class ChatAPI:
         resp = await self._send(
             cmds.prepare_group(user_id, full_link, link_data, **options), "newPreparedChat"
         )
-        return cast(NewPreparedChat, resp)["chat"]
+        return cast("NewPreparedChat", resp)["chat"]
 
     async def connect_prepared_contact(
         self, contact_id: int, **options: Any
@@ -253,7 +258,7 @@ class ChatAPI:
             "startedConnectionToContact",
             "contactAlreadyExists",
         )
-        return cast(StartedConnectionToContact | CR.ContactAlreadyExists, resp)
+        return cast("StartedConnectionToContact | CR.ContactAlreadyExists", resp)
 
     async def connect_prepared_group(
         self, group_id: int, **options: Any
@@ -262,14 +267,14 @@ class ChatAPI:
         resp = await self._send(
             cmds.connect_prepared_group(group_id, **options), "startedConnectionToGroup"
         )
-        return cast(StartedConnectionToGroup, resp)
+        return cast("StartedConnectionToGroup", resp)
 
     async def create_invitation(
         self, user_id: int, *, incognito: bool | None = None
     ) -> CR.Invitation:
         """Create a one-time invitation link (``connLinkInvitation``, ``connection``)."""
         resp = await self._send(cmds.add_contact(user_id, incognito=incognito), "invitation")
-        return cast(CR.Invitation, resp)
+        return cast("CR.Invitation", resp)
 
     async def connect(
         self, user_id: int, full_link: str, **options: Any
@@ -281,7 +286,7 @@ class ChatAPI:
             "sentInvitation",
             "contactAlreadyExists",
         )
-        return cast(CR.SentConfirmation | CR.SentInvitation | CR.ContactAlreadyExists, resp)
+        return cast("CR.SentConfirmation | CR.SentInvitation | CR.ContactAlreadyExists", resp)
 
     async def connect_contact_via_address(
         self, user_id: int, contact_id: int, *, incognito: bool | None = None
@@ -291,7 +296,7 @@ class ChatAPI:
             cmds.connect_contact_via_address(user_id, contact_id, incognito=incognito),
             "sentInvitationToContact",
         )
-        return cast(T.Contact, resp["contact"])
+        return cast("T.Contact", resp["contact"])
 
     async def connect_via_address(
         self, user_id: int, contact_id: int, *, incognito: bool | None = None
@@ -302,7 +307,7 @@ class ChatAPI:
             cmds.connect_contact_via_address(user_id, contact_id, incognito=incognito),
             "sentInvitationToContact",
         )
-        return cast(SentInvitationToContact, resp)
+        return cast("SentInvitationToContact", resp)
 
     # ------------------------------------------------------------------ messages
 
@@ -311,12 +316,12 @@ class ChatAPI:
     ) -> list[T.AChatItem]:
         """Send messages (see :func:`commands.composed_text`); returns the sent items."""
         resp = await self._send(cmds.send_messages(send_ref, messages, **options), "newChatItems")
-        return cast(list[T.AChatItem], resp["chatItems"])
+        return cast("list[T.AChatItem]", resp["chatItems"])
 
     async def send_text(self, send_ref: ChatRef, text: str, **options: Any) -> list[T.AChatItem]:
         """Send one text message; returns the sent items."""
         resp = await self._send(cmds.send_text(send_ref, text, **options), "newChatItems")
-        return cast(list[T.AChatItem], resp["chatItems"])
+        return cast("list[T.AChatItem]", resp["chatItems"])
 
     async def update_chat_item(
         self,
@@ -333,7 +338,7 @@ class ChatAPI:
             else cmds.update_chat_item(chat_ref, item_id, updated, live=live)
         )
         resp = await self._send(cmd, "chatItemUpdated", "chatItemNotChanged")
-        return cast(T.AChatItem, resp["chatItem"])
+        return cast("T.AChatItem", resp["chatItem"])
 
     async def delete_chat_items(
         self,
@@ -345,12 +350,12 @@ class ChatAPI:
         resp = await self._send(
             cmds.delete_chat_items(chat_ref, item_ids, mode), "chatItemsDeleted"
         )
-        return cast(list[T.ChatItemDeletion], resp["chatItemDeletions"])
+        return cast("list[T.ChatItemDeletion]", resp["chatItemDeletions"])
 
     async def get_chat(self, chat_ref: ChatRef, **pagination: Any) -> AChat:
         """A chat with a page of items (see :func:`commands.get_chat` for the forms)."""
         resp = await self._send(cmds.get_chat(chat_ref, **pagination), "apiChat")
-        return cast(AChat, resp["chat"])
+        return cast("AChat", resp["chat"])
 
     async def get_chats(
         self,
@@ -374,12 +379,12 @@ class ChatAPI:
             ),
             "apiChats",
         )
-        return cast(list[AChat], resp["chats"])
+        return cast("list[AChat]", resp["chats"])
 
     async def read_chat_items(self, chat_ref: ChatRef, item_ids: Sequence[int]) -> T.ChatInfo:
         """Mark items read; returns the chat's info."""
         resp = await self._send(cmds.chat_items_read(chat_ref, item_ids), "itemsReadForChat")
-        return cast(T.ChatInfo, resp["chatInfo"])
+        return cast("T.ChatInfo", resp["chatInfo"])
 
     async def read_chat(self, chat_ref: ChatRef) -> None:
         """Mark the whole chat read."""
@@ -409,17 +414,17 @@ class ChatAPI:
     async def contact_info(self, contact_id: int) -> ContactInfo:
         """A contact with connection stats and the incognito profile used with it."""
         resp = await self._send(cmds.contact_info(contact_id), "contactInfo")
-        return cast(ContactInfo, resp)
+        return cast("ContactInfo", resp)
 
     async def group_info(self, group_id: int) -> T.GroupInfo:
         """A group's info."""
         resp = await self._send(cmds.group_info(group_id), "groupInfo")
-        return cast(T.GroupInfo, resp["groupInfo"])
+        return cast("T.GroupInfo", resp["groupInfo"])
 
     async def list_contacts(self, user_id: int) -> list[T.Contact]:
         """Every contact of the user."""
         resp = await self._send(cmds.list_contacts(user_id), "contactsList")
-        return cast(list[T.Contact], resp["contacts"])
+        return cast("list[T.Contact]", resp["contacts"])
 
     async def list_groups(
         self, user_id: int, *, contact_id: int | None = None, search: str | None = None
@@ -435,7 +440,7 @@ class ChatAPI:
                 resp = await self._send(
                     cmds.list_groups(user_id, contact_id=contact_id, search=search), "groupsList"
                 )
-                return cast(list[T.GroupInfo], resp["groups"])
+                return cast("list[T.GroupInfo]", resp["groups"])
             except CoreError as exc:
                 if exc.error_type != "commandError":
                     raise
@@ -444,7 +449,7 @@ class ChatAPI:
             cmds.list_groups(user_id, contact_id=contact_id, search=search, glued=True),
             "groupsList",
         )
-        return cast(list[T.GroupInfo], resp["groups"])
+        return cast("list[T.GroupInfo]", resp["groups"])
 
     # ------------------------------------------------------------------ groups
 
@@ -455,12 +460,12 @@ class ChatAPI:
         resp = await self._send(
             cmds.new_group(user_id, profile, incognito=incognito), "groupCreated"
         )
-        return cast(T.GroupInfo, resp["groupInfo"])
+        return cast("T.GroupInfo", resp["groupInfo"])
 
     async def update_group_profile(self, group_id: int, profile: Mapping[str, Any]) -> T.GroupInfo:
         """Update a group's profile; returns the updated group."""
         resp = await self._send(cmds.update_group_profile(group_id, profile), "groupUpdated")
-        return cast(T.GroupInfo, resp["toGroup"])
+        return cast("T.GroupInfo", resp["toGroup"])
 
     async def list_members(self, group_id: int) -> list[T.GroupMember]:
         """The group's members (without the user)."""
@@ -475,7 +480,7 @@ class ChatAPI:
                 command="/_members",
                 code="malformed_frame",
             )
-        return cast(list[T.GroupMember], members)
+        return cast("list[T.GroupMember]", members)
 
     async def set_members_role(
         self, group_id: int, member_ids: Sequence[int], role: MemberRole
@@ -484,7 +489,7 @@ class ChatAPI:
         resp = await self._send(
             cmds.set_members_role(group_id, member_ids, role), "membersRoleUser"
         )
-        return cast(list[T.GroupMember], resp["members"])
+        return cast("list[T.GroupMember]", resp["members"])
 
     async def remove_members(
         self, group_id: int, member_ids: Sequence[int], *, with_messages: bool = False
@@ -494,32 +499,32 @@ class ChatAPI:
             cmds.remove_members(group_id, member_ids, with_messages=with_messages),
             "userDeletedMembers",
         )
-        return cast(list[T.GroupMember], resp["members"])
+        return cast("list[T.GroupMember]", resp["members"])
 
     async def leave_group(self, group_id: int) -> T.GroupInfo:
         """Leave a group."""
         resp = await self._send(cmds.leave_group(group_id), "leftMemberUser")
-        return cast(T.GroupInfo, resp["groupInfo"])
+        return cast("T.GroupInfo", resp["groupInfo"])
 
     async def join_group(self, group_id: int) -> T.GroupInfo:
         """Accept a group invitation."""
         resp = await self._send(cmds.join_group(group_id), "userAcceptedGroupSent")
-        return cast(T.GroupInfo, resp["groupInfo"])
+        return cast("T.GroupInfo", resp["groupInfo"])
 
     async def add_member(self, group_id: int, contact_id: int, role: MemberRole) -> T.GroupMember:
         """Invite a contact into a group."""
         resp = await self._send(cmds.add_member(group_id, contact_id, role), "sentGroupInvitation")
-        return cast(T.GroupMember, resp["member"])
+        return cast("T.GroupMember", resp["member"])
 
     async def create_group_link(self, group_id: int, role: MemberRole = "member") -> T.GroupLink:
         """Create the group's link."""
         resp = await self._send(cmds.create_group_link(group_id, role), "groupLinkCreated")
-        return cast(T.GroupLink, resp["groupLink"])
+        return cast("T.GroupLink", resp["groupLink"])
 
     async def set_group_link_role(self, group_id: int, role: MemberRole) -> T.GroupLink:
         """Change the role of members joining by the group's link."""
         resp = await self._send(cmds.set_group_link_role(group_id, role), "groupLink")
-        return cast(T.GroupLink, resp["groupLink"])
+        return cast("T.GroupLink", resp["groupLink"])
 
     async def delete_group_link(self, group_id: int) -> None:
         """Delete the group's link."""
@@ -533,7 +538,7 @@ class ChatAPI:
             if exc.error_type == "groupLinkNotFound":
                 return None
             raise
-        return cast(T.GroupLink, resp["groupLink"])
+        return cast("T.GroupLink", resp["groupLink"])
 
     # ------------------------------------------------------------------ service RPC
 

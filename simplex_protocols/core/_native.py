@@ -56,6 +56,10 @@ _OTHER_BACKENDS: Final = (
 
 def _import_package() -> tuple[ModuleType, ModuleType, str]:
     try:
+        # Private parts of simplex-chat 7.0 (pyproject.toml pins 7.0.x): the library's file
+        # name, platform tag and cache folder (_native) and the libsimplex release it loads
+        # (_version), for the message that says where the library was looked for; the package
+        # has no public API for them. A change in them degrades that message, nothing else.
         import simplex_chat._native as native
         import simplex_chat.core as core
         from simplex_chat._version import LIBS_VERSION

@@ -20,7 +20,9 @@ bounded redirects, size caps, timeouts, no cookies. The document readers
 
 from __future__ import annotations
 
-from simplex_protocols._exports import publish
+from typing import TYPE_CHECKING
+
+from simplex_protocols._exports import lazy_exports, publish
 from simplex_protocols.bindings._a2a_wire import A2A_BINDING_URI as A2A_BINDING_URI
 
 from ._documents import merge_addresses as merge_addresses
@@ -38,7 +40,11 @@ from ._model import WebsiteDiscovery as WebsiteDiscovery
 from ._plan import AddressPlan as AddressPlan
 from ._plan import plan_address as plan_address
 from ._plan import read_plan as read_plan
-from ._website import discover_website as discover_website
+
+# The fetcher (httpx) loads with discover_website's first use: a caller that only reads link
+# data (simplex-call @name.simplex ...) does not load an HTTP client.
+if TYPE_CHECKING:
+    from ._website import discover_website as discover_website
 
 __all__ = [
     "A2A_BINDING_URI",
@@ -61,3 +67,5 @@ __all__ = [
 ]
 
 publish(globals(), __all__)
+
+__getattr__ = lazy_exports(globals(), {"discover_website": "._website"})

@@ -6,9 +6,9 @@ import io
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-from simplex_protocols.cli import call as call_module
 from simplex_protocols.cli._call_args import (
     COMMANDS,
     CLIError,
@@ -391,7 +391,8 @@ def test_ctrl_c_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
     def interrupted(*args: Any, **kwargs: Any) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(call_module.anyio, "run", interrupted)
+    # simplex-call imports anyio once the arguments are parsed, and runs anyio.run then.
+    monkeypatch.setattr(anyio, "run", interrupted)
     err = io.StringIO()
     assert main(["demo"], stderr=err) == 130
     assert err.getvalue() == "simplex-call: interrupted\n"

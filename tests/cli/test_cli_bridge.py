@@ -299,7 +299,8 @@ def child_pids(marker: str) -> list[int]:
             continue
         try:
             stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            # Another program's command line may hold any bytes, not only UTF-8.
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
