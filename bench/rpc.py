@@ -17,11 +17,15 @@ Measures, each N sequential ``tools/call`` of one small tool (``availability``):
 - baseline **SDK in process**: the same ``MCPServer`` called with the SDK's in-process
   ``Client`` (no SimpleX at all).
 
-For each: calls per second, p50 and p99 latency, and the ratios of the p50 to the baselines.
-Then ``--concurrent`` (1,000) Service RPC calls to one bot at once, whose tool waits until every
-call has reached it: whether all complete, how long they took, and the memory held per
-pending call (tracemalloc, the whole process: the caller's requests, the simulated cores and
-the bot).
+For each: calls per second, p50 and p99 latency, and the ratios of the p50 to the baselines;
+then the CPU time of the process per call (every thread: the SDK runs a plain tool function in
+a worker thread) and its ratios, which a machine shared with other work disturbs less.
+Then ``--concurrent`` (1,000) Service RPC calls to one bot, of a tool that waits until every
+call has reached it: whether all complete and how long they took, against the same calls made
+one after another in the same run (the load must cost no more than the calls themselves);
+then the same load once more under tracemalloc (the timed runs go without it), for the memory
+held per pending call and its split between the caller's requests, the simulated cores, the
+bot's own code and the MCP SDK inside the bot.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import os
 import statistics
 import tempfile
 import time
@@ -88,10 +93,17 @@ def tool_call(rid: int, name: str = "availability", **arguments: Any) -> dict[st
 
 
 class Figures:
-    def __init__(self, name: str, latencies: list[float], elapsed: float) -> None:
+    def __init__(self, name: str, latencies: list[float], elapsed: float, cpu: float) -> None:
         self.name = name
         self.latencies = sorted(latencies)
         self.elapsed = elapsed
+        self.cpu = cpu
+
+    @property
+    def cpu_per_call(self) -> float:
+        """CPU time of this process (every thread) per call: steadier than the latencies on
+        a machine shared with other work."""
+        return self.cpu / len(self.latencies)
 
     @property
     def per_second(self) -> float:
@@ -112,11 +124,12 @@ async def measure(name: str, calls: int, once: Callable[[int], Awaitable[None]])
         await once(-1 - i)
     latencies: list[float] = []
     start = time.perf_counter()
+    cpu = time.process_time()
     for i in range(calls):
         t0 = time.perf_counter()
         await once(i)
         latencies.append(time.perf_counter() - t0)
-    return Figures(name, latencies, time.perf_counter() - start)
+    return Figures(name, latencies, time.perf_counter() - start, time.process_time() - cpu)
 
 
 async def connect(core: ChatCore, user_id: int, address: str) -> ContactRef:
@@ -229,61 +242,121 @@ async def bot_round_trips(calls: int, data: Path) -> tuple[Figures, Figures]:
     return rpc, chat
 
 
-async def concurrent_calls(count: int, data: Path) -> dict[str, float]:
+def make_gate(expected: int) -> dict[str, Any]:
+    """The state of the ``held`` tool: it holds every call until ``expected`` have reached it
+    (``0``: it holds none)."""
     gate: dict[str, Any] = {
         "arrived": 0,
-        "expected": count,
+        "expected": expected,
         "all_arrived": anyio.Event(),
         "open": anyio.Event(),
     }
+    if expected <= 0:
+        gate["open"].set()
+    return gate
+
+
+async def load_run(
+    count: int, data: Path, *, concurrent: bool, trace: bool = False
+) -> dict[str, Any]:
+    """``count`` calls of the ``held`` tool over Service RPC, all at once or one after another.
+
+    At once, the tool holds every call until all have reached it (so all are pending at the
+    same time), then lets them all go; one after another, it lets each go at once. With
+    ``trace``, the memory held while all are pending is measured (tracemalloc, which slows
+    everything down: the timed runs go without it).
+    """
+    gate = make_gate(count if concurrent else 0)
     network = SimNetwork(seed=7)
     alice = network.add_user("alice")
     bot = ResponderBot(
         display_name="Bench",
         mcp=build_tools(gate),
-        data_dir=data / "load",
+        data_dir=data / f"load-{'c' if concurrent else 's'}{'t' if trace else ''}",
         max_concurrent_calls=count,
     )
     answers: list[Any] = []
+    figures: dict[str, Any] = {}
     async with (
         ChatCore(network.backend("alice"), event_buffer=10 * count) as core,
         bot.serving(network.backend("bench")),
     ):
         requester = ServiceRPCRequester(core, user_id=alice.user_id)
         await requester.request(bot.address, "mcp", tool_call(0))  # warm up
-        gc.collect()
-        tracemalloc.start()
-        baseline = tracemalloc.get_traced_memory()[0]
-        start = time.perf_counter()
-        async with anyio.create_task_group() as tg:
 
-            async def one(n: int) -> None:
-                answers.append(
-                    await requester.request(
-                        bot.address, "mcp", tool_call(n, "held", n=n), timeout_s=120
-                    )
+        async def one(n: int) -> None:
+            answers.append(
+                await requester.request(
+                    bot.address, "mcp", tool_call(n, "held", n=n), timeout_s=120
                 )
+            )
 
+        gc.collect()
+        if trace:
+            tracemalloc.start(_TRACE_FRAMES)
+            before = tracemalloc.take_snapshot()
+        start = time.perf_counter()
+        cpu = time.process_time()
+        if concurrent:
+            async with anyio.create_task_group() as tg:
+                for n in range(count):
+                    tg.start_soon(one, n)
+                with anyio.fail_after(120):
+                    await gate["all_arrived"].wait()
+                figures["reached_s"] = time.perf_counter() - start
+                if trace:
+                    figures["split"] = memory_split(before, tracemalloc.take_snapshot())
+                    tracemalloc.stop()
+                gate["open"].set()
+        else:
             for n in range(count):
-                tg.start_soon(one, n)
-            with anyio.fail_after(120):
-                await gate["all_arrived"].wait()
-            pending = tracemalloc.get_traced_memory()[0] - baseline
-            reached = time.perf_counter() - start
-            gate["open"].set()
-        tracemalloc.stop()
-        finished = time.perf_counter() - start
-    released = sum(
+                await one(n)
+        figures["finished_s"] = time.perf_counter() - start
+        figures["cpu_s"] = time.process_time() - cpu
+    figures["completed"] = sum(
         1
         for a in answers
         if isinstance(a, dict) and a["result"]["content"][0]["text"].startswith("released")
     )
-    return {
-        "completed": released,
-        "pending_bytes": pending,
-        "reached_s": reached,
-        "finished_s": finished,
-    }
+    return figures
+
+
+#: Frames kept per allocation: enough to see from the allocation up to the task that made it.
+_TRACE_FRAMES = 64
+
+#: Where an allocation belongs, by the code on its stack (see :func:`memory_split`).
+_SIM = f"{os.sep}simplex_protocols{os.sep}sim{os.sep}"
+_CALLER = (f"{os.sep}transports{os.sep}_rpc_requester.py", __file__)
+_LOOP_STEP = os.path.join("asyncio", "events.py")
+_ANYIO = f"{os.sep}anyio{os.sep}"
+_SDK = (f"{os.sep}mcp{os.sep}", f"{os.sep}mcp_types{os.sep}", f"{os.sep}pydantic")
+
+
+def memory_split(before: tracemalloc.Snapshot, after: tracemalloc.Snapshot) -> dict[str, int]:
+    """Bytes allocated between two snapshots and still held, by whose work they are.
+
+    ``simulator``: the simulated cores' code was on the stack (it runs inside the command of
+    whoever sent it). ``caller``: made in the caller's tasks (the requester's calls).
+    ``SDK``: in the bot's tasks, with the MCP SDK's code on the stack. ``bot``: the rest of the
+    bot's tasks (its transport, binding and chat core client).
+    """
+    split = {"caller": 0, "simulator": 0, "bot": 0, "SDK": 0}
+    for stat in after.compare_to(before, "traceback"):
+        files = [frame.filename for frame in stat.traceback]
+        # The task's own frames start after the event loop's (the last asyncio/events.py)
+        # and anyio's task wrapper.
+        loop = [i for i, f in enumerate(files) if f.endswith(_LOOP_STEP)]
+        task = [f for f in (files[loop[-1] + 1 :] if loop else files) if _ANYIO not in f]
+        if any(_SIM in f for f in files):
+            group = "simulator"
+        elif task and any(task[0].endswith(c) for c in _CALLER):
+            group = "caller"
+        elif any(marker in f for f in files for marker in _SDK):
+            group = "SDK"
+        else:
+            group = "bot"
+        split[group] += stat.size_diff
+    return split
 
 
 def row(f: Figures, baselines: list[Figures]) -> str:
@@ -292,6 +365,11 @@ def row(f: Figures, baselines: list[Figures]) -> str:
         f"{f.name:24} {f.per_second:9.0f}/s  p50 {f.p50 * 1e3:7.3f} ms  "
         f"p99 {f.p99 * 1e3:7.3f} ms  {ratios}"
     )
+
+
+def cpu_row(f: Figures, baselines: list[Figures]) -> str:
+    ratios = "  ".join(f"{f.cpu_per_call / b.cpu_per_call:7.1f}x {b.name}" for b in baselines)
+    return f"{f.name:24} {f.cpu_per_call * 1e3:7.3f} ms  {ratios}"
 
 
 async def main(calls: int, concurrent: int) -> None:
@@ -311,20 +389,41 @@ async def main(calls: int, concurrent: int) -> None:
             )
         print(row(bot_rpc, [bare_rpc, sdk]))
         print(row(bot_chat, [bare_chat, bare_rpc, sdk]))
-        load = await concurrent_calls(concurrent, data)
+        print()
+        print(f"{'CPU time per call':24} {'':>10} ratio to")
+        for figures in (sdk, bare_rpc, bare_chat):
+            print(f"{figures.name:24} {figures.cpu_per_call * 1e3:7.3f} ms  (baseline)")
+        print(cpu_row(bot_rpc, [bare_rpc, sdk]))
+        print(cpu_row(bot_chat, [bare_chat, bare_rpc, sdk]))
+        at_once = await load_run(concurrent, data, concurrent=True)
+        in_turn = await load_run(concurrent, data, concurrent=False)
+        traced = await load_run(concurrent, data, concurrent=True, trace=True)
         print()
         print(
-            f"{concurrent} concurrent Service RPC calls to one bot: "
-            f"{load['completed']:.0f} completed; all reached the tool in "
-            f"{load['reached_s']:.2f} s, all answered after {load['finished_s']:.2f} s"
+            f"{concurrent} Service RPC calls to one bot: all at once, {at_once['completed']} "
+            f"completed, all reached the tool in {at_once['reached_s']:.2f} s, all answered "
+            f"after {at_once['finished_s']:.2f} s; one after another, {in_turn['completed']} "
+            f"completed in {in_turn['finished_s']:.2f} s "
+            f"(at once / in turn: {at_once['finished_s'] / in_turn['finished_s']:.2f}x)"
         )
         print(
-            f"memory while pending: {load['pending_bytes'] / 1e6:.1f} MB, "
-            f"{load['pending_bytes'] / concurrent / 1e3:.1f} kB per pending call "
-            "(caller, simulator and bot together)"
+            f"CPU time of this process: {at_once['cpu_s'] / concurrent * 1e3:.2f} ms per call "
+            f"at once, {in_turn['cpu_s'] / concurrent * 1e3:.2f} ms one after another "
+            f"({at_once['cpu_s'] / in_turn['cpu_s']:.2f}x; on a shared machine the wall-clock "
+            "ratio also counts other processes' load)"
         )
-        if load["completed"] != concurrent:
-            raise SystemExit(f"only {load['completed']:.0f} of {concurrent} calls completed")
+        split = traced["split"]
+        total = sum(split.values())
+        parts = ", ".join(
+            f"{name} {size / concurrent / 1e3:.1f} kB" for name, size in split.items()
+        )
+        print(
+            f"memory while pending: {total / 1e6:.1f} MB, {total / concurrent / 1e3:.1f} kB per "
+            f"pending call ({parts})"
+        )
+        for run in (at_once, in_turn, traced):
+            if run["completed"] != concurrent:
+                raise SystemExit(f"only {run['completed']} of {concurrent} calls completed")
 
 
 if __name__ == "__main__":

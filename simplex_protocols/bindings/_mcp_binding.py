@@ -27,6 +27,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
+
+# Private parts of mcp 2.3 (pyproject.toml pins mcp to 2.3.x): _otel's middleware class, to
+# take the SDK's telemetry out of the chain (telemetry=False), and runner.modern_error_data
+# (not in runner.__all__), the SDK's own exception-to-error mapping; no public API gives either.
 from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.connection import Connection
 from mcp.server.lowlevel import Server
@@ -162,8 +166,16 @@ class _DispatchContext:
     message_metadata: MessageMetadata
     progress_token: ProgressToken | None = None
     sink: Emit | None = None
-    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
     can_send_request: bool = field(default=False, init=False)
+    _cancel_requested: anyio.Event | None = field(default=None, init=False, repr=False)
+
+    @property
+    def cancel_requested(self) -> anyio.Event:
+        """Set when the caller cancels the request. Made when first asked for: most requests
+        are never cancelled, and nothing reads it over Service RPC."""
+        if self._cancel_requested is None:
+            self._cancel_requested = anyio.Event()
+        return self._cancel_requested
 
     async def send_raw_request(
         self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None

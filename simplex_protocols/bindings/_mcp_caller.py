@@ -23,6 +23,12 @@ from mcp_types.version import (
     MODERN_PROTOCOL_VERSIONS,
 )
 
+from simplex_protocols._trace_context import (
+    TRACEPARENT_KEY,
+    TRACESTATE_KEY,
+    parse_traceparent,
+    parse_tracestate,
+)
 from simplex_protocols.errors import CallFormatError, ParseError
 
 __all__ = [
@@ -81,6 +87,8 @@ def build_request(
     client_capabilities: Mapping[str, Any] | None = None,
     client_info: Mapping[str, Any] | None = None,
     progress_token: str | int | None = None,
+    traceparent: str | None = None,
+    tracestate: str | None = None,
 ) -> dict[str, Any]:
     """Build one MCP JSON-RPC request with its ``_meta`` envelope (MCP-MSG-1, MCP-VER-2).
 
@@ -97,6 +105,10 @@ def build_request(
             which MCP asks clients to include.
         progress_token: ``progressToken``: in a conversation the bot may then send
             ``notifications/progress`` replies before the response (MCP-MSG-3).
+        traceparent: a W3C ``traceparent`` (the span the request is sent from, such as a
+            ``simplex-mcp`` tool call's), under ``traceparent``: the bot's log line for the call
+            then names its trace ID.
+        tracestate: the W3C ``tracestate`` that goes with ``traceparent``.
 
     Returns:
         The request as a JSON object.
@@ -104,7 +116,8 @@ def build_request(
     Raises:
         CallFormatError: a value cannot go into a request (``bad_method``, ``bad_request_id``,
             ``bad_params``, ``bad_progress_token``; ``bad_revision`` for an empty revision and
-            for one before 2026-07-28, such as ``2025-11-25``: MCP-MSG-1).
+            for one before 2026-07-28, such as ``2025-11-25``: MCP-MSG-1; ``bad_trace_context``
+            for an invalid ``traceparent`` or ``tracestate``, or a ``tracestate`` alone).
     """
     if not isinstance(method, str) or not method:
         raise CallFormatError("the method must be a non-empty string", code="bad_method")
@@ -130,6 +143,15 @@ def build_request(
         raise CallFormatError(
             "a progress token is a string or an integer", code="bad_progress_token"
         )
+    if traceparent is not None and parse_traceparent(traceparent) is None:
+        raise CallFormatError(
+            "traceparent is not a valid W3C traceparent", code="bad_trace_context"
+        )
+    if tracestate is not None and (traceparent is None or parse_tracestate(tracestate) is None):
+        raise CallFormatError(
+            "tracestate must be a valid W3C tracestate, sent with a traceparent",
+            code="bad_trace_context",
+        )
     body: dict[str, Any] = dict(params) if params is not None else {}
     given_meta = body.get("_meta")
     if given_meta is not None and not isinstance(given_meta, Mapping):
@@ -145,6 +167,13 @@ def build_request(
         meta[CLIENT_INFO_META_KEY] = dict(client_info)
     if progress_token is not None:
         meta["progressToken"] = progress_token
+    if traceparent is not None:
+        meta[TRACEPARENT_KEY] = traceparent
+        if tracestate:
+            meta[TRACESTATE_KEY] = tracestate
+        else:
+            # the state of another trace must not travel with this one
+            meta.pop(TRACESTATE_KEY, None)
     body["_meta"] = meta
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": body}
 

@@ -57,6 +57,7 @@ from ._setup import (
     set_up_address,
     set_up_user,
     start_core,
+    update_business_chats,
     update_profile,
 )
 from ._state import DataFolder, default_data_folder
@@ -100,6 +101,12 @@ _A2A_OWNER_SCOPE: Final = "a2a-owner-scope"
 _MAX_DESCRIPTION_CHARS: Final = 160
 
 _TRANSPORTS: Final = frozenset({"chat", "rpc"})
+
+#: A responder's event buffer when ``max_concurrent_calls`` is given: this many events per call
+#: that may be in flight (a call in a chat can come with other messages in the same events), and
+#: never less than the transports' default.
+_EVENTS_PER_CALL: Final = 2
+_MIN_EVENT_BUFFER: Final = 1000
 
 #: What the bot does instead, for each capability it uses that a core may lack.
 _FALLBACKS: Final = {
@@ -189,7 +196,9 @@ class ResponderBot:
         shutdown_grace_s: how long calls in flight may go on when the bot stops; calls still
             running then are cut short and answered with their error.
         max_concurrent_calls: how many calls each transport answers at once (others wait for
-            a slot); default: the transports' (32 in conversations, 64 over Service RPC).
+            a slot); default: the transports' (32 in conversations, 64 over Service RPC). Each
+            transport's event subscription then holds twice as many events (at least 1,000),
+            so that a burst of that many calls is not lost before it is read.
         log_contents: also log the contents of requests and answers, under
             ``simplex_protocols.bot.contents`` (for debugging: they are the callers' data).
         on_call: called with each call's ``CallRecord`` (after it is logged).
@@ -331,9 +340,14 @@ class ResponderBot:
         self._rate_limit = rate_limit
         self._anonymous_rate_limit = anonymous_rate_limit
         self._shutdown_grace_s = shutdown_grace_s
-        self._concurrency: dict[str, Any] = (
-            {} if max_concurrent_calls is None else {"max_concurrency": max_concurrent_calls}
-        )
+        self._concurrency: dict[str, Any] = {}
+        if max_concurrent_calls is not None:
+            self._concurrency["max_concurrency"] = max_concurrent_calls
+            # A burst of calls can arrive before a responder reads the first one: its
+            # subscription holds them all, or the ones past its buffer would go unanswered.
+            self._concurrency["event_buffer"] = max(
+                _MIN_EVENT_BUFFER, _EVENTS_PER_CALL * max_concurrent_calls
+            )
         self._log_contents = log_contents
         self._on_call = on_call
         self._clock: Clock = clock if clock is not None else SystemClock()
@@ -723,7 +737,10 @@ class ResponderBot:
             for responder in responders:
                 await tg.start(responder.serve)
             await start_core(api, service_requests=bool(rpc_protocols))
-            user, _ = await update_profile(api, user, self._profile, self._declarations)
+            user, updated = await update_profile(api, user, self._profile, self._declarations)
+            if updated:
+                # DECL-PROTO-16: the business chats made before declare what the bot serves now.
+                await update_business_chats(api, user)
             await self._set_group_invitations(api, user)
             address = await set_up_address(
                 api,

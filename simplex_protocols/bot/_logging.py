@@ -5,7 +5,8 @@ Logger names:
 
 - ``simplex_protocols.bot``: the bot's life (profile, address, start, stop);
 - ``simplex_protocols.bot.calls``: one INFO line per call: who (the caller key), protocol,
-  method, outcome, duration; the :class:`~simplex_protocols.transports.CallRecord` is in the
+  method, outcome, duration, and the caller's W3C trace ID when the request's
+  ``params._meta.traceparent`` is valid; the :class:`~simplex_protocols.transports.CallRecord` is in the
   record's ``simplex_call`` attribute for structured handlers;
 - ``simplex_protocols.bot.contents``: requests and replies, only when the bot was made with
   ``log_contents=True`` (for debugging: the contents are the callers' data).
@@ -41,8 +42,11 @@ contents_logger = logging.getLogger(CONTENTS_LOGGER)
 
 def log_call_record(bot_name: str, record: Any) -> None:
     """Write the call line for a transport's ``CallRecord``."""
+    # The trace ID only when the record has one (a checked traceparent: 32 hex digits, never
+    # a peer's text), so that one trace ID follows a call from the caller into this line.
+    trace_id = getattr(record, "trace_id", None)
     calls_logger.info(
-        "%s: %s call from %s: %s %s -> %s in %.3f s",
+        "%s: %s call from %s: %s %s -> %s in %.3f s%s",
         bot_name,
         record.transport.value,
         record.caller,
@@ -50,6 +54,7 @@ def log_call_record(bot_name: str, record: Any) -> None:
         record.method or "?",
         record.outcome,
         record.duration_s,
+        f" (trace {trace_id})" if trace_id else "",
         extra={"simplex_call": record, "simplex_bot": bot_name},
     )
 

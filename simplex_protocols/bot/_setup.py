@@ -13,8 +13,9 @@ short sequence of core commands. The exact sequence, for a new core::
     /_address 1 pq_ratchet=on                 (RPC-CORE-2)
     /_address_settings 1 pq_ratchet=on {"businessAddress": false, "autoAccept": ..., "serves": [...]}
 
-and on a later start the same, with ``/_profile`` only when the profile differs, and without
-``/_create user`` and ``/_address``. On a core that lacks what a step uses (found by
+and on a later start the same, with ``/_profile`` only when the profile differs (then
+``/_groups`` and a ``/_group_profile`` for each business chat whose declaration is out of date,
+:func:`update_business_chats`), and without ``/_create user`` and ``/_address``. On a core that lacks what a step uses (found by
 :func:`simplex_protocols.core.probe_core`), the step is taken without it: ``/_start main=on``
 without service requests, the address without ``pq_ratchet=`` or without a short link.
 """
@@ -28,7 +29,11 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from simplex_protocols.core import ChatAPI
-from simplex_protocols.declarations import ProtocolDeclarations, with_protocols
+from simplex_protocols.declarations import (
+    ProtocolDeclarations,
+    business_group_preferences,
+    with_protocols,
+)
 
 __all__ = [
     "AddressSetup",
@@ -39,6 +44,7 @@ __all__ = [
     "set_up_address",
     "set_up_user",
     "start_core",
+    "update_business_chats",
 ]
 
 logger = logging.getLogger("simplex_protocols.bot")
@@ -237,6 +243,47 @@ async def update_profile(
     updated = await api.update_profile(int(user["userId"]), planned)
     logger.info("Updated the bot's profile %r", spec.display_name)
     return dict(updated), True
+
+
+async def update_business_chats(api: ChatAPI, user: Mapping[str, Any]) -> int:
+    """Make the business chats the bot owns declare what its profile declares now.
+
+    The core copies the profile's protocols into a business chat when it makes the chat
+    (DECL-PROTO-10), and not later. A bot started again serving less would go on claiming, in
+    every chat made before, protocols it no longer answers, and DECL-PROTO-16 reads "a
+    protocol in a group's groupPreferences is a claim that the group's owners answer it in that
+    group". Each such chat gets the profile's declaration again, without ``transports.rpc``,
+    which groupPreferences cannot carry (DECL-PROTO-7). Called when the profile was just
+    updated: a declaration unchanged since the chats were made needs no update.
+
+    Returns:
+        How many chats were updated.
+    """
+    profile = user.get("profile")
+    prefs = profile.get("preferences") if isinstance(profile, Mapping) else None
+    if not isinstance(prefs, Mapping):
+        return 0
+    updated = 0
+    for group in await api.list_groups(int(user["userId"])):
+        business = group.get("businessChat")
+        # On the business's side a business chat is a chat with a customer.
+        if not isinstance(business, Mapping) or business.get("chatType") != "customer":
+            continue
+        if group.get("membership", {}).get("memberRole") != "owner":
+            continue
+        group_profile: dict[str, Any] = dict(group["groupProfile"])
+        current = group_profile.get("groupPreferences")
+        planned = business_group_preferences(
+            prefs, current if isinstance(current, Mapping) else None
+        )
+        if planned == current:
+            continue
+        group_profile["groupPreferences"] = planned
+        await api.update_group_profile(int(group["groupId"]), group_profile)
+        updated += 1
+    if updated:
+        logger.info("Updated the declaration of %d business chat(s)", updated)
+    return updated
 
 
 async def set_group_invitations(api: ChatAPI, user: Mapping[str, Any], accept: bool) -> bool:

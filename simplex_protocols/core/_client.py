@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any, Final, Self
 
@@ -89,7 +88,9 @@ class EventSubscription:
             async for event in events:
                 ...
 
-    Each event is the core's event object (the ``resp`` of an event frame), unchanged.
+    Each event is the core's event object (the ``resp`` of an event frame), unchanged. A
+    subscription made with ``types`` sees only the events of those types (their ``type`` tag):
+    the others are never queued for it, so they neither wake its reader nor fill its buffer.
 
     Overflow policy: a subscription buffers at most ``buffer_size`` unread events. When one
     more arrives, the subscription ends: the subscriber still reads every buffered event, in
@@ -101,9 +102,13 @@ class EventSubscription:
     core is lost (after the events that arrived before the loss).
     """
 
-    def __init__(self, core: ChatCore, buffer_size: int) -> None:
+    def __init__(
+        self, core: ChatCore, buffer_size: int, types: frozenset[str] | None = None
+    ) -> None:
         self._core = core
         self.buffer_size = buffer_size
+        #: The event types this subscription takes (``None``: every event).
+        self.types = types
         self._send: MemoryObjectSendStream[dict[str, Any]]
         self._receive: MemoryObjectReceiveStream[dict[str, Any]]
         self._send, self._receive = anyio.create_memory_object_stream[dict[str, Any]](buffer_size)
@@ -392,16 +397,12 @@ class ChatCore:
         waiter = _Waiter()
         self._waiters[corr_id] = waiter
         try:
-            with anyio.move_on_after(math.inf if timeout is None else timeout):
-                try:
-                    await self._backend.send_frame(frame)
-                except CoreConnectionError as exc:
-                    self._connection_lost(exc, conn)
-                except Exception as exc:
-                    lost = CoreConnectionError(f"{self.description}: sending failed: {exc!r}")
-                    lost.__cause__ = exc
-                    self._connection_lost(lost, conn)
-                await waiter.done.wait()
+            if timeout is None:
+                # Most commands: no cancel scope of their own (one per command in flight).
+                await self._send_and_wait(frame, waiter, conn)
+            else:
+                with anyio.move_on_after(timeout):
+                    await self._send_and_wait(frame, waiter, conn)
         finally:
             self._waiters.pop(corr_id, None)
             if not waiter.done.is_set():
@@ -424,14 +425,32 @@ class ChatCore:
             )
         return response
 
+    async def _send_and_wait(
+        self, frame: dict[str, str], waiter: _Waiter, conn: _Connection | None
+    ) -> None:
+        try:
+            await self._backend.send_frame(frame)
+        except CoreConnectionError as exc:
+            self._connection_lost(exc, conn)
+        except Exception as exc:
+            lost = CoreConnectionError(f"{self.description}: sending failed: {exc!r}")
+            lost.__cause__ = exc
+            self._connection_lost(lost, conn)
+        await waiter.done.wait()
+
     # ------------------------------------------------------------------ events
 
-    def events(self, *, buffer: int | None = None) -> EventSubscription:
+    def events(
+        self, *, buffer: int | None = None, types: Iterable[str] | None = None
+    ) -> EventSubscription:
         """Subscribe to events: the subscription sees every event that arrives from now on.
 
         Args:
             buffer: unread events the subscription holds before it overflows (default: the
                 core's ``event_buffer``).
+            types: take only the events of these types (``newChatItems``, ...); by default
+                every event. A subscriber that reads one kind of event says so here, and the
+                rest of the stream costs it nothing.
 
         Raises:
             CoreConnectionError: the core is closed.
@@ -441,7 +460,9 @@ class ChatCore:
         size = self._event_buffer if buffer is None else buffer
         if size < 1:
             raise ValueError("buffer must be at least 1")
-        sub = EventSubscription(self, size)
+        if isinstance(types, str):
+            raise TypeError("types is a collection of event types, not one string")
+        sub = EventSubscription(self, size, frozenset(types) if types is not None else None)
         self._subscriptions.append(sub)
         return sub
 
@@ -480,8 +501,11 @@ class ChatCore:
                 if waiter is not None:
                     waiter.resolve(item.response)
             elif isinstance(item, EventReceived):
+                kind = item.event.get("type")
+                # A copy: a subscription that overflows leaves the list while it is walked.
                 for sub in list(self._subscriptions):
-                    sub._deliver(item.event)
+                    if sub.types is None or kind in sub.types:
+                        sub._deliver(item.event)
             elif isinstance(item, UnmatchedResponse):
                 logger.debug(
                     "response to corrId %s arrived after its command stopped waiting", item.corr_id

@@ -21,7 +21,7 @@ from simplex_protocols._clock import Clock
 from simplex_protocols.coretext import is_valid_display_name, mk_valid_name
 
 from . import _records as rec
-from ._delivery import LinkTarget, NameRecord, ServiceCall
+from ._delivery import LinkTarget, NameRecord, ServiceCalls
 from ._errors import chat_error, command_error, store_error
 from ._faults import Faults
 from ._links import LinkRef, b64url, make_contact_link
@@ -82,7 +82,7 @@ class NetworkPort(Protocol):
     clock: Clock
     chaos: bool
     faults: Faults
-    service_calls: dict[str, ServiceCall]
+    service_calls: ServiceCalls
 
     def core(self, name: str) -> PeerCore: ...
 

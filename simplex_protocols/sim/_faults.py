@@ -129,8 +129,9 @@ class Faults:
 
     def tamper_signatures(self, on: bool = True) -> None:
         """Verify signed service requests with another session's associated data, as a
-        signature copied into another ratchet session would be: they fail with
-        ``A_SERVICE badSignature``."""
+        signature copied into another ratchet session would be: the responder's agent drops
+        each one and reports ``A_SERVICE badSignature`` to its own clients (the event
+        ``chatError``), and the requester waits out its timeout."""
         self.tampered_signatures = on
 
     def clear(self) -> None:

@@ -29,7 +29,7 @@ from simplex_protocols.core import CoreOption
 
 from ._backend import SimBackend
 from ._core import SimCore
-from ._delivery import Delivery, LinkTarget, NameRecord, ServiceCall
+from ._delivery import Delivery, LinkTarget, NameRecord, ServiceCalls
 from ._faults import Faults
 from ._links import ROUTER_HOSTS, LinkRef, parse_link, parse_name
 from ._profiles import CoreProfile, core_profile
@@ -166,7 +166,7 @@ class SimNetwork:
         self._watchers: list[anyio.Event] = []
         self._pumping = False
         self._router_turn = 0
-        self.service_calls: dict[str, ServiceCall] = {}
+        self.service_calls = ServiceCalls()
 
     # ------------------------------------------------------------------ cores and users
 
@@ -519,20 +519,18 @@ class SimNetwork:
                 and not self.faults.is_offline(d.dst_core)
             ):
                 best = d.due
-        for call in self.service_calls.values():
-            if best is None or call.deadline < best:
-                best = call.deadline
+        first_call = self.service_calls.earliest_deadline()
+        if first_call is not None and (best is None or first_call < best):
+            best = first_call
         return best
 
     def _fire_service_timeouts(self, now: float) -> None:
         if not self.service_calls:
             return
-        for call_id, call in list(self.service_calls.items()):
-            if call.deadline <= now:
-                del self.service_calls[call_id]
-                core = self._cores.get(call.core)
-                if core is not None:
-                    core.service_call_timed_out(call)
+        for call in self.service_calls.pop_due(now):
+            core = self._cores.get(call.core)
+            if core is not None:
+                core.service_call_timed_out(call)
 
     # ------------------------------------------------------------------ waiting
 

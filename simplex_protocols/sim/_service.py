@@ -14,33 +14,53 @@ Failures, each as the core reports it:
 - a response later than 180 s after the request arrived, or to an unknown request:
   ``A_SERVICE noPendingRequest``;
 - a request or response over 11,106 padded bytes: ``errorAgent CMD LARGE``;
-- a signature that does not verify at the responder: ``A_SERVICE badSignature``.
+- a signature that does not verify at the responder (RPC-SIG-2): the responder's agent
+  drops the request and its clients get the event ``chatError`` with ``errorAgent AGENT
+  A_SERVICE badSignature``; the requester is not told, and gets ``A_SERVICE timeout`` after
+  its timeout.
 
-Signed requests: the requester's core signs the request payload with ``sign_key``, bound to a
-fresh random associated data (AD) per request, as the agent binds it to the ratchet session;
-the responder's core verifies it with its own AD and reports ``signerKey``.
+Signed requests, bound to a session (simplexmq ``plans/2026-07-24-signed-service-requests.md``):
+each request opens a new double ratchet with the address, from a fresh key of the requester,
+and the ratchet's associated data (AD) is the requester's key 1 followed by the address's key 1.
+The requester's agent signs ``SHA3-256("SimpleXService" ‖ AD) ‖ payload`` and sends the public
+key and the signature with the payload; the responder's agent computes AD from its own ratchet
+and verifies. The message on the wire carries what the agent's does: the requester's ratchet
+key, the optional ``(key, signature)`` pair and the payload bytes. So the signature's bytes,
+copied into another request (another session with this address, or a session with another
+address), meet another AD and fail, as on a real core. The simulator does no X448 arithmetic:
+a key 1 is 56 bytes, random for the requester, derived from the link for an address.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 from typing import Any
 
-from simplex_protocols._wire import dumps
-from simplex_protocols.errors import MessageTooLargeError
+from simplex_protocols import _wire
+from simplex_protocols.errors import MessageTooLargeError, SignatureError
 from simplex_protocols.limits import DEFAULT_REQUEST_TIMEOUT_S, RESPONSE_WINDOW_S
-from simplex_protocols.rpc import check_service_size
-from simplex_protocols.rpc.advanced import reply_queue_info_size
+from simplex_protocols.rpc import PublicKey, SigningKey, check_service_size
+from simplex_protocols.rpc.advanced import core_encode_json, reply_queue_info_size
 
 from ._context import DEFERRED, Args, CoreContext, json_arg
 from ._delivery import Delivery, ServiceCall
 from ._errors import ChatFailure, agent_error, command_error, service_error
 from ._grammar import CommandGroup
 from ._inbound import ReceiveTable
-from ._links import parse_link, parse_name
+from ._links import b64url, parse_link, parse_name
 from ._plans import resolve
 from ._store import LinkRow, ServiceRequestRow
 
-__all__ = ["COMMANDS", "RECEIVE", "on_service_sent", "service_call_timed_out"]
+__all__ = [
+    "COMMANDS",
+    "RECEIVE",
+    "address_ratchet_key",
+    "on_service_sent",
+    "service_call_timed_out",
+    "session_associated_data",
+]
 
 JSON = dict[str, Any]
 
@@ -49,6 +69,28 @@ COMMANDS = CommandGroup("service")
 
 #: The messages this module handles.
 RECEIVE = ReceiveTable()
+
+
+#: Bytes of an X448 public key, each half of a ratchet's associated data.
+_X448_KEY_BYTES = 56
+
+
+def address_ratchet_key(link: LinkRow) -> bytes:
+    """Key 1 of an address's ratchet keys, as the simulator stands it in.
+
+    The requester learns it from the address's link data and the owner keeps it with the
+    address, so both derive it from the link's key: 56 bytes, the same for every request to
+    the address, different between addresses.
+    """
+    return hashlib.shake_256(b"simplex-sim address ratchet key 1|" + link.key.encode()).digest(
+        _X448_KEY_BYTES
+    )
+
+
+def session_associated_data(requester_key: bytes, address_key: bytes) -> bytes:
+    """The ratchet's associated data of one request: the requester's key 1, then the
+    address's key 1 (``rcAD``, identical on both ratchets; RPC-SIG-1)."""
+    return requester_key + address_key
 
 
 def _large(what: str) -> ChatFailure:
@@ -90,11 +132,14 @@ def service_request(ctx: CoreContext, a: Args) -> JSON:
         )
     except MessageTooLargeError:
         raise _large("service request") from None
-    payload = dumps(request).encode("utf-8")
-    ad = ctx.network.random.randbytes(32)
-    signature = public_key = None
+    # The agent carries the request body as the chat core encodes it; those bytes are signed.
+    payload = core_encode_json(request)
+    # A new ratchet with the address for this request, from a fresh key of the requester.
+    requester_key = ctx.network.random.randbytes(_X448_KEY_BYTES)
+    body: JSON = {"t": "x.svc.req", "ratchetKey": b64url(requester_key), "payload": payload}
     if a["signKey"] is not None:
-        signature, public_key = _sign(a["signKey"], ad, payload)
+        ad = session_associated_data(requester_key, address_ratchet_key(link))
+        body["signature"] = _sign(a["signKey"], ad, payload.encode("utf-8"))
     session, corr_id = ctx.current
     call = ServiceCall(
         call_id=ctx.random_id(12),
@@ -104,32 +149,55 @@ def service_request(ctx: CoreContext, a: Args) -> JSON:
         user_id=user.user_id,
         deadline=ctx.now() + timeout,
         router=user.router,
-        ad=ad,
-        payload=payload,
-        signature=signature,
-        public_key=public_key,
     )
     ctx.network.service_calls[call.call_id] = call
-    ctx.send_to_link(
-        r.ref.lookup_key,
-        r.target.router,
-        r.target.core,
-        {"t": "x.svc.req", "callId": call.call_id, "requestData": request},
-        f"svc:{call.call_id}",
-    )
+    body["callId"] = call.call_id  # the reply queue
+    ctx.send_to_link(r.ref.lookup_key, r.target.router, r.target.core, body, f"svc:{call.call_id}")
     return DEFERRED
 
 
-def _sign(sign_key: str, ad: bytes, payload: bytes) -> tuple[Any, Any]:
-    try:
-        from simplex_protocols.rpc import SigningKey
-    except ImportError:  # pragma: no cover - the rpc package ships with the library
-        raise command_error("sign_key: signing is not available") from None
+def _sign(sign_key: str, ad: bytes, payload: bytes) -> JSON:
+    """The agent's ``RequestSignature``: the public key (as ``signerKey`` encodes it) and the
+    signature of ``payload`` bound to the session's ``ad``."""
     try:
         key = SigningKey.from_sign_key(sign_key)
-        return key.sign_service_payload(ad, payload), key.public_key
     except (ValueError, TypeError) as exc:
         raise command_error(f"invalid sign_key: {exc}") from None
+    signature = key.sign_service_payload(ad, payload)
+    return {"key": key.public_key.encode(), "signature": b64url(signature)}
+
+
+def _b64url_decode(text: object) -> bytes:
+    if not isinstance(text, str):
+        raise ValueError("not a string")
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        raise ValueError("not base64url") from None
+
+
+def _verified_signer(ctx: CoreContext, link: LinkRow, body: JSON, payload: str) -> PublicKey | None:
+    """The signer's key of a signed request whose signature verifies in this request's session
+    (RPC-SIG-2: "Verification happens in the responder's agent"); ``None`` if it does not."""
+    signed = body.get("signature")
+    try:
+        if not isinstance(signed, dict):
+            raise ValueError("no RequestSignature")
+        requester_key = _b64url_decode(body.get("ratchetKey"))
+        key = PublicKey.decode(str(signed.get("key")))
+        signature = _b64url_decode(signed.get("signature"))
+    except (ValueError, SignatureError):
+        return None
+    # AD from our own side of the ratchet: the address's key and the requester's key this
+    # message was encrypted with, never anything the signer chose.
+    ad = session_associated_data(requester_key, address_ratchet_key(link))
+    if ctx.network.faults.tampered_signatures:
+        ad = ctx.network.random.randbytes(len(ad))
+    try:
+        key.verify_service_payload(ad, payload.encode("utf-8"), signature)
+    except SignatureError:
+        return None
+    return key
 
 
 @RECEIVE.at_link("x.svc.req", "address")
@@ -140,21 +208,28 @@ def on_service_request(ctx: CoreContext, link: LinkRow, d: Delivery) -> None:
         # Spec: "Otherwise the core drops each request, and the requester waits until
         # its timeout."
         return
-    request = d.body.get("requestData")
+    payload = d.body.get("payload")
+    if not isinstance(payload, str):
+        return
+    try:
+        request = _wire.loads(payload)
+    except ValueError:  # the wire refuses it (WireJSONError)
+        return
     if not isinstance(request, dict):
         return
-    call = ctx.network.service_calls.get(call_id)
     signer_key: str | None = None
-    if call is not None and call.signature is not None:
-        ad = call.ad
-        if ctx.network.faults.tampered_signatures:
-            ad = ctx.network.random.randbytes(32)
-        try:
-            call.public_key.verify_service_payload(ad, call.payload, call.signature)
-        except Exception:
-            _svc_reply(ctx, call_id, {"t": "x.svc.resp", "error": "badSignature"}, link)
+    if "signature" in d.body:
+        signer = _verified_signer(ctx, link, d.body, payload)
+        if signer is None:
+            # The agent logs the error, reports ERR (AGENT (A_SERVICE badSignature)) on the
+            # address's connection and makes no invitation: the request is not reported, and
+            # nothing goes back to the requester.
+            error = service_error("badSignature")
+            conn = ctx.db.conns.get(link.conn_id)
+            error["agentConnId"] = conn.agent_conn_id if conn is not None else ""
+            ctx.emit({"type": "chatError", "chatError": error})
             return
-        signer_key = str(call.public_key.encode())
+        signer_key = signer.encode()
     user = ctx.db.users[link.user_id]
     row = ServiceRequestRow(
         request_id=ctx.random_id(9),
@@ -173,13 +248,6 @@ def on_service_request(ctx: CoreContext, link: LinkRow, d: Delivery) -> None:
         event["signerKey"] = signer_key
     event["requestData"] = request
     ctx.emit(event)
-
-
-def _svc_reply(ctx: CoreContext, call_id: str, body: JSON, link: LinkRow) -> None:
-    call = ctx.network.service_calls.get(call_id)
-    if call is None:
-        return
-    ctx.network.send(ctx.name, call.core, f"svc:{call_id}", call.router, body, src_agent=None)
 
 
 @COMMANDS.command("/_service_response <userId:int> <requestId:word> <response:rest>")
@@ -231,14 +299,11 @@ def on_service_response(ctx: CoreContext, d: Delivery) -> None:
     call = ctx.network.service_calls.pop(call_id, None)
     if call is None:
         return  # the requester timed out already
-    if "error" in d.body:
-        resp: JSON = {"type": "chatCmdError", "chatError": service_error(str(d.body["error"]))}
-    else:
-        resp = {
-            "type": "serviceResponse",
-            "user": ctx.user_json(call.user_id),
-            "responseData": d.body.get("responseData"),
-        }
+    resp: JSON = {
+        "type": "serviceResponse",
+        "user": ctx.user_json(call.user_id),
+        "responseData": d.body.get("responseData"),
+    }
     ctx.events.reply(call.session, call.corr_id, resp)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from types import FunctionType, MethodType
 from typing import Any, Final
 
 from simplex_protocols._clock import Clock, SystemClock
@@ -47,6 +48,9 @@ FinalRule = Binding | Callable[[Mapping[str, Any]], bool]
 
 #: Events a call's subscription holds while the command is being sent.
 _CALL_EVENT_BUFFER: Final = 10_000
+
+#: The events a call reads its replies from (the rest of the stream is not queued for it).
+_REPLY_EVENTS: Final = frozenset({"newChatItems"})
 
 #: The reply text a command must leave room for beside its quote: a JSON-RPC error of a
 #: binding (-32603 and a short message) fits in it (AMB-33).
@@ -166,6 +170,10 @@ def _final_rule(
 ) -> Callable[[Mapping[str, Any]], bool] | None:
     if rule is None:
         return None
+    if isinstance(rule, FunctionType | MethodType):
+        # A plain rule: no need for the protocol check below, which looks up every member
+        # of Binding on each call.
+        return rule
     if isinstance(rule, Binding):
         binding = rule
 
@@ -323,7 +331,7 @@ class ChatCaller:
         mentions = {mention: member_id} if mentions_map and mention and member_id else None
         composed = cmds.composed_text(text, mentions=mentions)
         start = self.clock.now()
-        async with self.core.events(buffer=_CALL_EVENT_BUFFER) as events:
+        async with self.core.events(buffer=_CALL_EVENT_BUFFER, types=_REPLY_EVENTS) as events:
             # Subscribed before sending: a reply cannot slip past.
             try:
                 sent = await self.api.send_messages(chat, [composed])

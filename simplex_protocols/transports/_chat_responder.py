@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Final
 
 import anyio
@@ -18,6 +19,7 @@ import anyio.abc
 import anyio.lowlevel
 
 from simplex_protocols._clock import Clock
+from simplex_protocols._trace_context import request_trace_id
 from simplex_protocols.chat_call import (
     CallDisposition,
     CallReply,
@@ -256,8 +258,10 @@ class ChatResponder(EventResponder):
 
     # ------------------------------------------------------------------ events
 
+    # Only new items are commands: an edited command is not asked again.
+    _event_types = frozenset({"newChatItems"})
+
     def _accept(self, event: dict[str, Any]) -> list[Call]:
-        # Only new items are commands: an edited command is not asked again.
         if event_type(event) != "newChatItems":
             return []
         if self.user_id is not None and event_user_id(event) not in (None, self.user_id):
@@ -294,10 +298,9 @@ class ChatResponder(EventResponder):
         arrived = self.clock.now()
         binding = self.bindings[protocol]
 
-        async def call(scope: anyio.CancelScope) -> None:
-            await self._answer(message, chat, caller, binding, incoming, arrived, scope)
-
-        return call
+        # The call itself, its scope still to come (a partial, not a closure: no coroutine
+        # frame of its own stays alive with each pending call).
+        return partial(self._answer, message, chat, caller, binding, incoming, arrived)
 
     # ------------------------------------------------------------------ answering
 
@@ -374,6 +377,7 @@ class ChatResponder(EventResponder):
                     outcome,
                     self.clock.now() - arrived,
                     state.replies,
+                    request_trace_id(state.request),
                 ),
                 self._on_call,
             )

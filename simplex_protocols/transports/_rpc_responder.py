@@ -12,12 +12,14 @@ import base64
 import os
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final, Literal
 
 import anyio
 import anyio.lowlevel
 
 from simplex_protocols._clock import Clock
+from simplex_protocols._trace_context import request_trace_id
 from simplex_protocols.core import ChatAPI, ChatCore, event_type, event_user_id
 from simplex_protocols.errors import (
     CoreConnectionError,
@@ -78,6 +80,9 @@ HARD_STOP_MARGIN_S: Final = 5.0
 #: 11,106 bytes (RPC-LIM-2) and only refuses what would fail.
 ResponseLimit = Literal["recommended", "padded"]
 
+#: The members of a ``serviceRequest`` event that answering it reads.
+_KEPT_EVENT_KEYS: Final = ("type", "requestId", "signerKey", "requestData")
+
 _ANONYMOUS_KEY: Final = "\x00anonymous"
 #: The one key of the limit for all signed requests together.
 _SIGNED_KEY: Final = "\x00signed"
@@ -92,12 +97,14 @@ class RPCAnswer:
         caller: who asked, as the binding saw it (or would have).
         protocol: the envelope's protocol, when the envelope could be read.
         method: the request's method name, for the log.
+        trace_id: the trace ID of the request's ``params._meta.traceparent``, for the log.
     """
 
     response: ServiceResponse
     caller: Caller
     protocol: str | None = None
     method: str | None = None
+    trace_id: str | None = None
 
     @property
     def outcome(self) -> str:
@@ -210,6 +217,8 @@ class ServiceRPCResponder(EventResponder):
 
     # ------------------------------------------------------------------ events
 
+    _event_types = frozenset({"serviceRequest"})
+
     def _accept(self, event: dict[str, Any]) -> list[Call]:
         if event_type(event) != "serviceRequest":
             return []
@@ -223,11 +232,12 @@ class ServiceRPCResponder(EventResponder):
             logger.warning("a serviceRequest event without a usable requestId or user; skipped")
             return []
         arrived = self.clock.now()
+        # The call keeps only what it reads of the event: the core puts a copy of the whole
+        # user profile in every event, which would otherwise stay alive with each pending call.
+        kept: dict[str, Any] = {k: event[k] for k in _KEPT_EVENT_KEYS if k in event}
 
-        async def call(scope: anyio.CancelScope) -> None:
-            await self._serve_request(event, user_id, request_id, arrived, scope)
-
-        return [call]
+        # A partial, not a closure: no coroutine frame of its own per pending call.
+        return [partial(self._serve_request, kept, user_id, request_id, arrived)]
 
     async def _serve_request(
         self,
@@ -263,6 +273,7 @@ class ServiceRPCResponder(EventResponder):
                     answer.outcome,
                     self.clock.now() - arrived,
                     1,
+                    answer.trace_id,
                 ),
                 self._on_call,
             )
@@ -352,18 +363,18 @@ class ServiceRPCResponder(EventResponder):
         except EnvelopeError as exc:
             # RPC-ERR-4: bad_request for an invalid envelope.
             return RPCAnswer(bad_request_for(exc), caller)
-        method = method_of(request.request)
+        method, trace_id = method_of(request.request), request_trace_id(request.request)
         try:
             # RPC-SIG-3, RPC-SIG-4: requestKey must be the verified signer key, and an
             # unsigned request must not carry one.
             check_request_key(request, caller.signer_key)
         except (RequestKeyMismatchError, SignatureError) as exc:
-            return RPCAnswer(bad_request_for(exc), caller, request.protocol, method)
+            return RPCAnswer(bad_request_for(exc), caller, request.protocol, method, trace_id)
         early = self._check_protocol(request)
         if early is not None:
-            return RPCAnswer(early, caller, request.protocol, method)
+            return RPCAnswer(early, caller, request.protocol, method, trace_id)
         response = await self._run_binding(request, caller, start)
-        return RPCAnswer(self._fit(response), caller, request.protocol, method)
+        return RPCAnswer(self._fit(response), caller, request.protocol, method, trace_id)
 
     def _check_protocol(self, request: ServiceRequest) -> ServiceResponse | None:
         if request.protocol not in self.protocols:

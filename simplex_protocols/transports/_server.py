@@ -5,7 +5,7 @@ the rest short so that each answers with its error)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 import anyio.abc
@@ -25,7 +25,9 @@ class EventResponder:
     """Base of :class:`ChatResponder` and :class:`ServiceRPCResponder`.
 
     A subclass implements :meth:`_accept`, which looks at one event and returns the calls to
-    run for it. Each call gets a cancel scope: it runs its protocol work inside the scope and
+    run for it, and names the event types it accepts in ``_event_types`` (the subscription
+    takes only those: a bot runs a responder per transport, and each would otherwise wake up
+    for every event of the other). Each call gets a cancel scope: it runs its protocol work inside the scope and
     its sends outside it, so a shutdown cuts the work short but never a send.
     """
 
@@ -59,6 +61,9 @@ class EventResponder:
         self._stopped = anyio.Event()
 
     # ------------------------------------------------------------------ subclass hook
+
+    #: The event types :meth:`_accept` can take a call from (``None``: every event).
+    _event_types: ClassVar[frozenset[str] | None] = None
 
     def _accept(self, event: dict[str, Any]) -> list[Call]:
         """The calls to run for one event (none for events of no interest)."""
@@ -153,7 +158,9 @@ class EventResponder:
         started = False
         while not self._closing:
             try:
-                async with self.core.events(buffer=self._event_buffer) as events:
+                async with self.core.events(
+                    buffer=self._event_buffer, types=self._event_types
+                ) as events:
                     if not started:
                         started = True
                         task_status.started()

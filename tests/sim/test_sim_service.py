@@ -137,6 +137,10 @@ async def test_unsigned_request_has_no_signer_key_and_each_call_is_a_new_connect
 
 @pytest.mark.requirement("RPC-SIG-2")
 async def test_signature_from_another_session_fails_verification() -> None:
+    """The responder's agent drops a request whose signature does not verify and reports
+    ``A_SERVICE badSignature`` to its own clients; the requester is not told and waits out its
+    timeout (simplexmq: "invalid signature -> A_SERVICE ASEBadSignature (logs + ERR event), no
+    invitation"). This test used to expect ``badSignature`` at the requester."""
     async with World() as w:
         bot, link = await _responder(w)
         alice = await w.user("alice")
@@ -147,11 +151,17 @@ async def test_signature_from_another_session_fails_verification() -> None:
             tg.start_soon(
                 _run,
                 alice,
-                f"/_service_request {alice.user_id} {link} sign_key={key.to_sign_key()} {dumps(REQUEST)}",
+                f"/_service_request {alice.user_id} {link} timeout=5 "
+                f"sign_key={key.to_sign_key()} {dumps(REQUEST)}",
                 out,
             )
+            error = await bot.event("chatError")
+            assert not out.done.is_set()
+            await w.clock.advance(5)
             await out.wait()
-        assert out.error == _timeout_error("badSignature")
+        assert error["chatError"]["agentError"] == _timeout_error("badSignature")["agentError"]
+        assert error["chatError"]["agentConnId"] != ""
+        assert out.error == _timeout_error("timeout")
         assert bot.all("serviceRequest") == []
 
 

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -440,13 +442,15 @@ async def test_a_failing_on_call_hook_is_logged_and_does_not_break_the_call(
     assert len(backend.commands) == 1
 
 
-async def test_an_overflowing_subscription_is_logged_and_renewed(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+@asynccontextmanager
+async def _responder_of_one_event(
+    records: list[Any],
+) -> AsyncIterator[tuple[ScriptedBackend, ChatCore, ServiceRPCResponder]]:
+    """A Service RPC responder whose subscription holds one event, serving while the block
+    runs (the block ends with its shutdown)."""
     backend = ScriptedBackend(
         lambda cmd: {"type": "serviceReplyAccepted", "user": USER, "connectionId": "c"}
     )
-    records: list[Any] = []
     async with ChatCore(backend) as core:
         responder = ServiceRPCResponder(
             core, [EchoBinding()], clock=ManualClock(), on_call=records.append, event_buffer=1
@@ -454,13 +458,40 @@ async def test_an_overflowing_subscription_is_logged_and_renewed(
         with anyio.fail_after(WAIT_S):
             async with anyio.create_task_group() as tg:
                 await tg.start(responder.serve)
-                for _ in range(3):  # read by the core in one go: more than the buffer holds
-                    backend.event({"type": "someEvent"})
-                await until(
-                    lambda: any("subscribing again" in r.getMessage() for r in caplog.records)
-                )
-                await until(lambda: len(core._subscriptions) == 1)
-                backend.event(_event({"protocol": "echo", "request": rpc_request(1)}))
-                await until(lambda: bool(records))
+                yield backend, core, responder
                 await responder.shutdown()
+
+
+async def test_an_overflowing_subscription_is_logged_and_renewed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    records: list[Any] = []
+    async with _responder_of_one_event(records) as (backend, core, _):
+        # Read by the core in one go: more than the buffer holds. (Service requests: the
+        # responder's subscription takes no other events, so others cannot fill it.)
+        for _ in range(3):
+            backend.event(_event({"protocol": "echo", "request": rpc_request(1)}))
+        await until(lambda: any("subscribing again" in r.getMessage() for r in caplog.records))
+        await until(lambda: len(core._subscriptions) == 1)
+        after = _event({"protocol": "echo", "request": rpc_request(1)})
+        after["requestId"] = "req-after"
+        backend.event(after)
+        await until(
+            lambda: any(c.startswith("/_service_response 1 req-after ") for c in backend.commands)
+        )
     assert records[0].outcome == "response"
+
+
+async def test_events_a_responder_does_not_read_never_reach_its_subscription(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    records: list[Any] = []
+    async with _responder_of_one_event(records) as (backend, _, _):
+        # A chat's traffic, all read by the core in one go: none of it is queued for the
+        # Service RPC responder, so its one-event buffer does not overflow.
+        for n in range(50):
+            backend.event({"type": "newChatItems", "n": n})
+        backend.event(_event({"protocol": "echo", "request": rpc_request(1)}))
+        await until(lambda: bool(records))
+    assert [r.outcome for r in records] == ["response"]
+    assert not any("subscribing again" in r.getMessage() for r in caplog.records)
