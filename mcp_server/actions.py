@@ -19,6 +19,10 @@ perform(N) ends        performing  done | failed
 --expire hours pass    pending     expired
 =====================  ==========  ==========
 
+With ``--durable-actions`` a start finds in the journal the actions that were performing when
+the server stopped or crashed, and marks them "outcome unknown": they are never performed again
+(:data:`START_TRANSITIONS`, :mod:`simplex_protocols.mcp_server.journal`).
+
 Time is wall-clock seconds (``Clock.wall()``), so a sleep of the computer delays no expiry.
 A connect's way to its connection after the approval has its own table
 (:mod:`simplex_protocols.mcp_server.connect_flow`).
@@ -35,7 +39,7 @@ import anyio
 
 from simplex_protocols.core import ChatRef
 
-from .cards import Card
+from .cards import Card, Outcome
 from .connect_flow import ConnectEvent, Connection, ConnectState, next_connect_state
 from .errors import InvalidTransitionError
 from .plans import PlanSummary
@@ -43,6 +47,8 @@ from .waits import ChatCollector
 
 __all__ = [
     "MAX_PENDING_ACTIONS",
+    "OUTCOME_UNKNOWN",
+    "START_TRANSITIONS",
     "TRANSITIONS",
     "Action",
     "ActionBook",
@@ -67,7 +73,7 @@ class ActionTool(enum.StrEnum):
 
 
 class ActionState(enum.StrEnum):
-    """The state of an action (its value is what ``list`` shows)."""
+    """The state of an action (:attr:`reported` is what ``list`` shows)."""
 
     PENDING = "pending"
     PERFORMING = "performing"
@@ -75,15 +81,35 @@ class ActionState(enum.StrEnum):
     FAILED = "failed"
     REJECTED = "rejected"
     EXPIRED = "expired"
+    #: ``--durable-actions`` only: performing when the server stopped or crashed.
+    UNKNOWN = "unknown"
 
     @property
     def decided(self) -> bool:
-        """Done, failed, rejected or expired: no transition leaves this state."""
+        """Done, failed, rejected, expired or unknown: no transition leaves this state."""
         return self in _DECIDED
+
+    @property
+    def reported(self) -> str:
+        """The state as results and ``list`` show it: the plan's states, with an unknown
+        outcome shown as ``failed`` (its error says "outcome unknown"), so the tools' output
+        schemas stay the plan's."""
+        return ActionState.FAILED.value if self is ActionState.UNKNOWN else self.value
 
 
 _DECIDED: Final = frozenset(
-    {ActionState.DONE, ActionState.FAILED, ActionState.REJECTED, ActionState.EXPIRED}
+    {
+        ActionState.DONE,
+        ActionState.FAILED,
+        ActionState.REJECTED,
+        ActionState.EXPIRED,
+        ActionState.UNKNOWN,
+    }
+)
+
+#: The error of an action whose outcome is unknown (``--durable-actions``).
+OUTCOME_UNKNOWN: Final = (
+    "outcome unknown: the server stopped while performing it, and never performs it again"
 )
 
 
@@ -97,6 +123,7 @@ class ActionEvent(enum.Enum):
     PERFORM_FAILED = "perform(N) ends: failed"
     REJECTED = "/reject N"
     EXPIRED = "--expire hours pass"
+    RESTARTED = "start after perform"
 
 
 #: The transition table: (state, event) -> next state. A pair not in the table is refused.
@@ -108,6 +135,12 @@ TRANSITIONS: Final[Mapping[tuple[ActionState, ActionEvent], ActionState]] = {
     (ActionState.PENDING, ActionEvent.EXPIRED): ActionState.EXPIRED,
     (ActionState.PERFORMING, ActionEvent.PERFORMED): ActionState.DONE,
     (ActionState.PERFORMING, ActionEvent.PERFORM_FAILED): ActionState.FAILED,
+}
+
+#: The transitions of a start with ``--durable-actions`` (:meth:`Action.resume`), kept apart
+#: from the plan's table: in the plan no action outlives its run.
+START_TRANSITIONS: Final[Mapping[tuple[ActionState, ActionEvent], ActionState]] = {
+    (ActionState.PERFORMING, ActionEvent.RESTARTED): ActionState.UNKNOWN,
 }
 
 
@@ -151,7 +184,9 @@ class Action:
       to it), ``error`` when it failed;
     - a connect's: ``plan`` (the plan summary), ``conn`` (what completes the connection),
       ``connect_state`` (:mod:`simplex_protocols.mcp_server.connect_flow`), ``deadline`` (the end of the wait
-      for the connection, monotonic clock), ``connected_at``, ``known_as``.
+      for the connection, monotonic clock), ``connected_at``, ``known_as``;
+    - with ``--durable-actions``: ``outcome`` (the form its card takes once decided) and
+      ``shown`` (the card shows it), as the journal keeps them.
     """
 
     n: int
@@ -182,6 +217,8 @@ class Action:
     connected_at: float | None = None
     known_as: str | None = None
     error: str | None = None
+    outcome: Outcome | None = None
+    shown: bool = False
     settled: anyio.Event = field(default_factory=anyio.Event)
     changed: anyio.Event = field(default_factory=anyio.Event)
 
@@ -191,7 +228,20 @@ class Action:
         Raises:
             InvalidTransitionError: the event is not allowed in the current state.
         """
-        nxt = TRANSITIONS.get((self.state, event))
+        return self._move(TRANSITIONS, event)
+
+    def resume(self, event: ActionEvent) -> ActionState:
+        """Move to the next state for ``event`` at a start with ``--durable-actions``.
+
+        Raises:
+            InvalidTransitionError: :data:`START_TRANSITIONS` has no such move.
+        """
+        return self._move(START_TRANSITIONS, event)
+
+    def _move(
+        self, table: Mapping[tuple[ActionState, ActionEvent], ActionState], event: ActionEvent
+    ) -> ActionState:
+        nxt = table.get((self.state, event))
         if nxt is None:
             raise InvalidTransitionError(
                 f"action {self.n}: {event.value} in state {self.state.value}"
@@ -221,6 +271,20 @@ class Action:
         """Wake the calls that wait for a change of this action."""
         self.changed.set()
         self.changed = anyio.Event()
+
+    def listed(self) -> dict[str, Any]:
+        """The action as ``list`` shows it; one whose outcome is unknown (``--durable-actions``)
+        shows as failed, with its error."""
+        entry: dict[str, Any] = {
+            "action": self.n,
+            "tool": self.tool.value,
+            "input": self.input,
+            "state": self.state.reported,
+            "open": self.open > 0,
+        }
+        if self.state is ActionState.UNKNOWN:
+            entry["error"] = self.error or OUTCOME_UNKNOWN
+        return entry
 
 
 class ActionBook:
@@ -290,6 +354,16 @@ class ActionBook:
         )
         self._actions[n] = action
         return action
+
+    def restore(self, action: Action) -> None:
+        """Keep an action read from the journal at a start (``--durable-actions``).
+
+        Raises:
+            ValueError: action ``n`` exists.
+        """
+        if action.n in self._actions:
+            raise ValueError(f"action {action.n} exists")
+        self._actions[action.n] = action
 
     def remove(self, action: Action) -> None:
         """Delete an action from memory (its result was returned)."""

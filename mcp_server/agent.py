@@ -19,18 +19,24 @@ events                 :mod:`simplex_protocols.mcp_server.events` (the pump and 
 
 Errors the model can correct are raised as :class:`ToolError` (an ``isError`` result with the
 message); errors after approval are results with ``status: "failed"``.
+
+With ``--durable-actions`` the agent also resumes the journal's actions at a start
+(:meth:`Agent.restore`, :meth:`Agent.resume`): their cards are brought up to date, expiry runs,
+and the owner commands that arrived while the server was down are taken from the control chat's
+items after the last one taken (the journal keeps its ID), each once: later events of the same
+items are dropped (:meth:`Agent.handle_event`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import anyio.abc
 
 from simplex_protocols._clock import Clock
-from simplex_protocols.core import ChatAPI
+from simplex_protocols.core import AChatItemView, ChatAPI, ChatItemView
 
 from .actions import ActionBook, ActionTool
 from .approvals import LOST_MESSAGE, NO_APPROVING_OWNER_MESSAGE, NO_OWNER_MESSAGE, Approvals
@@ -48,6 +54,9 @@ from .tools_leave import LeaveTool
 from .tools_read import ReadTools
 from .tools_send import SendTool
 from .waits import Collectors
+
+#: The page size of the control chat's items read at a start.
+_PAGE: Final = 100
 
 __all__ = [
     "LOST_MESSAGE",
@@ -97,6 +106,8 @@ class Agent:
             chat_connected=self.connect_tool.chat_connected,
             membership=self.membership,
         )
+        #: --durable-actions: the last received item of the control chat taken as a command.
+        self._command_cursor: int | None = None
 
     # ------------------------------------------------------------------ the shared state
 
@@ -179,6 +190,8 @@ class Agent:
 
     def handle_event(self, event: Mapping[str, Any]) -> None:
         """Handle one core event, in order; long work is started, not awaited."""
+        if self._command_cursor is not None and event.get("type") == "newChatItems":
+            event = self._unseen_commands(event)
         self.events.handle_event(event)
 
     async def expire(self) -> None:
@@ -203,6 +216,101 @@ class Agent:
         """Wait until the control chat's pending deliveries are 0, polled, at most ``limit_s``."""
         if self.state.control is not None:
             await self.state.control.wait_deliveries(self.state.clock, limit_s, poll_s=poll_s)
+
+    # ------------------------------------------------------------------ --durable-actions
+
+    def restore(self, *, cards_here: bool) -> int:
+        """Put the journal's actions back in memory (before HTTP takes calls); how many."""
+        journal = self.state.journal
+        if journal is None:
+            return 0
+        restored = self.approvals.restore(journal.rows(), cards_here=cards_here)
+        if self.state.lost:
+            self.approvals.fail_pending()
+        return len(restored)
+
+    async def resume(self, kept: int) -> None:
+        """The rest of a start with the journal: the restored actions' cards, expiry (their
+        deadlines are absolute, so the downtime counts), the notice of the kept actions, and
+        the owner commands that arrived while the server was down."""
+        state = self.state
+        if state.journal is None:
+            return
+        await self.approvals.repair_cards()
+        await self.approvals.expire()
+        if kept:
+            notice = f"Restarted: {kept} action{'s' if kept != 1 else ''} kept from the last run."
+            state.log.line(notice)
+            if state.control is not None and not state.lost:
+                await state.control.post(notice)
+        await self._missed_commands()
+
+    async def _missed_commands(self) -> None:
+        """Queue the owner commands received after the journal's cursor (all of the control
+        chat's items at the first start with the journal are taken as seen)."""
+        state = self.state
+        journal, control = state.journal, state.control
+        if journal is None or control is None or state.lost:
+            return
+        same_chat = journal.meta("control_group") == control.group_id
+        cursor = journal.meta("control_item") if same_chat else None
+        if cursor is None:
+            last = await self.chats.page(control.ref, count=1)
+            cursor = max((i.item_id for i in last if i.item_id is not None), default=0)
+        else:
+            while True:
+                page = await self.chats.page(control.ref, after=cursor, count=_PAGE)
+                for item in page:
+                    if item.item_id is not None and item.item_id > cursor:
+                        cursor = item.item_id
+                        self._take_command(item)
+                if len(page) < _PAGE:
+                    break
+        self._command_cursor = cursor
+        journal.set_meta(control_group=control.group_id, control_item=cursor)
+
+    def _take_command(self, item: ChatItemView) -> None:
+        """An item read from the control chat, taken as the event pump takes one."""
+        text, sender = item.text, item.sender
+        state = self.state
+        if (
+            item.direction == "groupRcv"
+            and text is not None
+            and text.startswith("/")
+            and sender is not None
+            and not state.lost
+            and not state.stopping
+        ):
+            self.owner_commands.submit(sender.raw, text)
+
+    def _unseen_commands(self, event: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``event`` without the control chat's received items up to the cursor (taken at the
+        start already); the cursor moves on (and is journaled) past the others."""
+        items = event.get("chatItems")
+        cursor = self._command_cursor
+        if not isinstance(items, list) or cursor is None:
+            return event
+        kept: list[Any] = []
+        for raw in items:
+            if isinstance(raw, Mapping):
+                a_item = AChatItemView(raw)
+                item = a_item.item
+                n = item.item_id
+                if (
+                    n is not None
+                    and item.direction == "groupRcv"
+                    and self.state.is_control(a_item.chat.ref)
+                ):
+                    if n <= cursor:
+                        continue
+                    cursor = n
+            kept.append(raw)
+        if cursor != self._command_cursor:
+            self._command_cursor = cursor
+            journal = self.state.journal
+            if journal is not None:
+                journal.set_meta(control_item=cursor)
+        return event if len(kept) == len(items) else {**event, "chatItems": kept}
 
     # ------------------------------------------------------------------ the tools
 

@@ -5,24 +5,33 @@ card), waits for the owner's decision with progress notifications, performs appr
 (each tool's perform, registered in :attr:`Approvals.performers`) and edits or posts their
 cards with the outcome; it expires pending actions, deletes decided ones, and does the stop's
 work on actions. The owner commands that decide are in :mod:`simplex_protocols.mcp_server.owner_commands`.
+
+With ``--durable-actions`` (not the plan's) it also keeps each action in the journal
+(:mod:`simplex_protocols.mcp_server.journal`): written before the card is posted and at every
+change of state, so that a start restores the actions (:meth:`Approvals.restore`, then
+:meth:`Approvals.repair_cards`): pending ones stay pending, and one that was performing is marked
+"outcome unknown" and never performed again. :class:`CrashPoint` names the moments between two
+of those writes, where a test ends the server as a crash would.
 """
 
 from __future__ import annotations
 
+import enum
 import math
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import anyio
 import anyio.lowlevel
 
 from simplex_protocols._wire import aeson_string_size
-from simplex_protocols.core import MemberView
+from simplex_protocols.core import ChatView, MemberView
 from simplex_protocols.errors import CoreError, UnexpectedResponseError
 
 from .actions import (
     MAX_PENDING_ACTIONS,
+    OUTCOME_UNKNOWN,
     Action,
     ActionEvent,
     ActionState,
@@ -34,6 +43,7 @@ from .chats import ChatReader
 from .connect_flow import connect_deadline
 from .control import utc_minutes
 from .errors import ToolError
+from .journal import JournalRow, action_of, row_of
 from .log import CORE_FAILURES, failure_text
 from .state import AgentState, CallContext
 from .text import fold, name_md
@@ -49,6 +59,7 @@ __all__ = [
     "ActionToolParts",
     "Approvals",
     "Checks",
+    "CrashPoint",
     "Prepare",
 ]
 
@@ -62,6 +73,24 @@ PENDING_LIMIT_MESSAGE: Final = (
 )
 CARD_TOO_LONG_MESSAGE: Final = "text: too long for its approval card; shorten it."
 STOPPING_MESSAGE: Final = "The server is stopping."
+#: Sent items of the agent control chat a start looks through for a card whose item ID the
+#: journal lacks (the server ended between the post and the journal's update).
+_CARD_SEARCH: Final = 100
+
+
+class CrashPoint(enum.Enum):
+    """The moments between the journal's writes for one action (``--durable-actions``)."""
+
+    JOURNALED = "action journaled, card not posted"
+    CARD_POSTED = "card posted, its item not journaled"
+    PERFORMING = "performing journaled, perform not started"
+    PERFORMED = "perform ended, outcome not journaled"
+    DECIDED = "outcome journaled, card not edited"
+
+
+def _no_crash(point: CrashPoint) -> None:
+    return None
+
 
 #: Builds the card, the log description and the /pending description of action number N.
 Prepare = Callable[[int], tuple[Card, str, str]]
@@ -86,6 +115,18 @@ class Approvals:
         #: Each action tool's perform.
         self.performers: dict[ActionTool, Perform] = {}
         self._performs: set[int] = set()
+        #: Called at each :class:`CrashPoint` (tests end the server there).
+        self.crash_point: Callable[[CrashPoint], None] = _no_crash
+        #: The actions the journal keeps once the stop is done (``--durable-actions``).
+        self.kept = 0
+
+    # ------------------------------------------------------------------ the journal
+
+    def save(self, action: Action, *, state: ActionState | None = None) -> None:
+        """Write the action's journal row (``state``: the state it is about to take)."""
+        journal = self._state.journal
+        if journal is not None:
+            journal.save(row_of(action, state=state))
 
     # ------------------------------------------------------------------ action()
 
@@ -161,9 +202,11 @@ class Approvals:
             await self._wait_decided(action, ctx)
             if action.state is ActionState.DONE:
                 return action
-            result: dict[str, Any] = {"action": action.n, "status": action.state.value}
+            result: dict[str, Any] = {"action": action.n, "status": action.state.reported}
             if action.state is ActionState.FAILED:
                 result["error"] = action.error or "failed"
+            elif action.state is ActionState.UNKNOWN:
+                result["error"] = action.error or OUTCOME_UNKNOWN
             self.forget(action)
             return result
         finally:
@@ -238,6 +281,8 @@ class Approvals:
                     await state.custom.write(state.control.ref, data)
                 except CORE_FAILURES as exc:
                     state.log.error(f"Could not write the action counter: {failure_text(exc)}")
+            self.save(action)
+            self.crash_point(CrashPoint.JOURNALED)
             if action.state is ActionState.PERFORMING:
                 if state.stopping:
                     # mode host or a standing approval, and the server stops meanwhile: the
@@ -252,15 +297,23 @@ class Approvals:
                 if state.control is None or state.lost:
                     raise ToolError(LOST_MESSAGE)
                 action.card = await state.control.post(card.pending())
+                self.crash_point(CrashPoint.CARD_POSTED)
             except (CoreError, UnexpectedResponseError, ToolError) as exc:
                 action.error = exc.message if isinstance(exc, ToolError) else failure_text(exc)
                 if action.state is ActionState.PENDING:
                     action.apply(ActionEvent.CARD_POST_FAILED)
+            self.save(action)
 
     def forget(self, action: Action) -> None:
         """Delete the action from memory (its result was returned) and end its collection."""
         self._state.book.remove(action)
         self.stop_collecting(action)
+        self._unjournal(action)
+
+    def _unjournal(self, action: Action) -> None:
+        journal = self._state.journal
+        if journal is not None and self._state.book.get(action.n) is None:
+            journal.remove(action.n)
 
     def stop_collecting(self, action: Action) -> None:
         if action.collector is not None:
@@ -293,6 +346,8 @@ class Approvals:
         """Start the perform of an approved action (``already``: created performing)."""
         if not already:
             action.apply(ActionEvent.APPROVED)
+        # journaled before the perform starts: from here on a restart never performs it
+        self.save(action)
         now = self._state.clock.now()
         action.approved_at = now
         if action.tool is ActionTool.CONNECT:
@@ -314,6 +369,7 @@ class Approvals:
         )
 
     async def _perform(self, action: Action) -> None:
+        self.crash_point(CrashPoint.PERFORMING)
         try:
             await self.performers[action.tool](action)
         except CORE_FAILURES as exc:
@@ -325,6 +381,7 @@ class Approvals:
             self._state.log.error(f"Action {action.n} failed: {exc!r}")
         finally:
             self._performs.discard(action.n)
+        self.crash_point(CrashPoint.PERFORMED)
         await self._perform_ended(action)
 
     async def _perform_ended(self, action: Action) -> None:
@@ -350,8 +407,10 @@ class Approvals:
             state.log.line(f"Action {action.n} approved for this chat by {by}: {what}")
         else:
             state.log.line(f"Action {action.n} approved by {by}: {what}")
+        event = ActionEvent.PERFORM_FAILED if failed else ActionEvent.PERFORMED
         if action.interrupted:
-            action.apply(ActionEvent.PERFORM_FAILED if failed else ActionEvent.PERFORMED)
+            # the stop has journaled it (--durable-actions): its outcome stays unknown
+            action.apply(event)
             return
         not_connected = action.tool is ActionTool.CONNECT and not action.connected
         if state.host_mode:
@@ -360,28 +419,47 @@ class Approvals:
                 if failed
                 else (Outcome.HOST_NOT_CONNECTED if not_connected else Outcome.HOST)
             )
-            await self._post_outcome(action, outcome)
         elif action.standing:
-            await self._post_outcome(
-                action, Outcome.STANDING_FAILED if failed else Outcome.STANDING
-            )
+            outcome = Outcome.STANDING_FAILED if failed else Outcome.STANDING
         else:
             outcome = (
                 Outcome.FAILED
                 if failed
                 else (Outcome.NOT_CONNECTED if not_connected else Outcome.DONE)
             )
-            await self.edit_card(action, outcome)
-        action.apply(ActionEvent.PERFORM_FAILED if failed else ActionEvent.PERFORMED)
+        action.outcome = outcome
+        self.save(action, state=ActionState.FAILED if failed else ActionState.DONE)
+        self.crash_point(CrashPoint.DECIDED)
+        action.shown = await self._show(action, outcome)
+        action.apply(event)
+        self.save(action)
+
+    async def _show(self, action: Action, outcome: Outcome) -> bool:
+        """Edit the card to ``outcome``, or post it in that form when the action has none yet
+        (mode host, a standing approval); whether it now shows it."""
+        if action.card is None:
+            return await self._post_outcome(action, outcome)
+        return await self.edit_card(action, outcome)
+
+    async def decide(self, action: Action, outcome: Outcome) -> None:
+        """Journal a decided action (rejected, expired) and edit its card to ``outcome``."""
+        action.outcome = outcome
+        self.save(action)
+        self.crash_point(CrashPoint.DECIDED)
+        action.shown = await self.edit_card(action, outcome)
+        self.save(action)
 
     # ------------------------------------------------------------------ cards
 
-    async def edit_card(self, action: Action, outcome: Outcome) -> None:
-        """Edit the action's card to ``outcome`` (its commands go); a refusal is logged."""
+    async def edit_card(self, action: Action, outcome: Outcome) -> bool:
+        """Edit the action's card to ``outcome`` (its commands go); a refusal is logged.
+
+        Returns whether the card was edited.
+        """
         state = self._state
         card = action.forms
         if action.card is None or card is None or state.control is None or state.lost:
-            return
+            return False
         try:
             with state.card_writes:
                 await state.control.edit(
@@ -389,12 +467,14 @@ class Approvals:
                 )
         except CORE_FAILURES as exc:
             state.log.error(f"Could not edit the card of action {action.n}: {failure_text(exc)}")
+            return False
+        return True
 
-    async def _post_outcome(self, action: Action, outcome: Outcome) -> None:
+    async def _post_outcome(self, action: Action, outcome: Outcome) -> bool:
         state = self._state
         card = action.forms
         if card is None or state.control is None or state.lost:
-            return
+            return False
         try:
             with state.card_writes:
                 action.card = await state.control.post(
@@ -402,6 +482,8 @@ class Approvals:
                 )
         except CORE_FAILURES as exc:
             state.log.error(f"Could not post the card of action {action.n}: {failure_text(exc)}")
+            return False
+        return True
 
     # ------------------------------------------------------------------ expiry, control chat lost
 
@@ -419,9 +501,10 @@ class Approvals:
         now = state.clock.wall()
         for action in state.book.expire_due(now):
             state.log.line(f"Action {action.n} expired.")
-            await self.edit_card(action, Outcome.EXPIRED)
+            await self.decide(action, Outcome.EXPIRED)
         for action in state.book.purge_due(now):
             self.stop_collecting(action)
+            self._unjournal(action)
 
     def fail_pending(self) -> None:
         """The control chat is lost: each pending action fails (its card is left unedited)."""
@@ -429,6 +512,7 @@ class Approvals:
             if action.state is ActionState.PENDING:
                 action.error = "control chat lost"
                 action.apply(ActionEvent.CONTROL_CHAT_LOST)
+                self.save(action)
 
     # ------------------------------------------------------------------ stop
 
@@ -441,30 +525,139 @@ class Approvals:
         without a card yet (mode host, or a send under a standing approval) gets its card
         posted in that form (or cancelled, when its perform never started). Returns once the
         outcome edits of performs that ended before the stop are done too.
+
+        With ``--durable-actions`` pending actions are kept as they are (their cards keep their
+        commands), the interrupted ones are journaled with an unknown outcome, so that no start
+        performs them again, and K counts the interrupted and cancelled ones only;
+        :attr:`kept` is then the number of actions the journal keeps.
         """
         state = self._state
         state.stopping = True
+        journal = state.journal
         with anyio.CancelScope(shield=True):
             await state.card_writes.wait_idle()
-            pending = state.book.pending()
+            pending = state.book.pending() if journal is None else []
             performing = [
                 a for a in state.book if a.state is ActionState.PERFORMING and not a.ended
             ]
             for action in performing:
                 action.interrupted = True
+                if journal is not None and not action.not_started:
+                    journal.save(
+                        replace(
+                            row_of(action, state=ActionState.UNKNOWN),
+                            error=action.error or OUTCOME_UNKNOWN,
+                        )
+                    )
             for action in pending:
                 await self.edit_card(action, Outcome.CANCELLED)
             for action in performing:
                 if action.not_started:
                     await self._post_outcome(action, Outcome.CANCELLED)
-                elif action.card is not None:
-                    await self.edit_card(action, Outcome.INTERRUPTED)
+                    if journal is not None:
+                        journal.remove(action.n)
+                    continue
+                if action.card is not None:
+                    outcome = Outcome.INTERRUPTED
+                    shown = await self.edit_card(action, outcome)
                 else:
-                    await self._post_outcome(
-                        action, Outcome.HOST_INTERRUPTED if state.host_mode else Outcome.INTERRUPTED
+                    outcome = Outcome.HOST_INTERRUPTED if state.host_mode else Outcome.INTERRUPTED
+                    shown = await self._post_outcome(action, outcome)
+                if journal is not None:
+                    journal.save(
+                        replace(
+                            row_of(action, state=ActionState.UNKNOWN),
+                            error=action.error or OUTCOME_UNKNOWN,
+                            outcome=outcome.value,
+                            shown=shown,
+                        )
                     )
             await state.card_writes.wait_idle()
+        if journal is not None:
+            self.kept = sum(1 for a in state.book if not a.not_started)
         return len(pending) + len(performing)
+
+    # ------------------------------------------------------------------ a start (--durable-actions)
+
+    def restore(self, rows: Iterable[JournalRow], *, cards_here: bool) -> list[Action]:
+        """Put the journal's actions back in memory, before the server takes calls.
+
+        Pending and decided actions come back as they were; one that was performing is marked
+        "outcome unknown" (:data:`~simplex_protocols.mcp_server.actions.START_TRANSITIONS`) and
+        journaled so at once: whatever its perform did, no start performs it again. The counter
+        goes on after the highest number. No I/O but the journal's; :meth:`repair_cards` then
+        brings the cards up to date.
+
+        Args:
+            rows: the journal's rows.
+            cards_here: the journal's card IDs are items of the current agent control chat
+                (else, after ``--reset-owners``, the cards are gone: pending ones are posted
+                again).
+
+        Returns:
+            The restored actions, by number.
+        """
+        state = self._state
+        restored: list[Action] = []
+        for row in rows:
+            action = action_of(row)
+            if not cards_here:
+                action.card = None
+                action.shown = action.shown or action.state.decided
+            if action.state is ActionState.PERFORMING:
+                action.resume(ActionEvent.RESTARTED)
+                action.error = OUTCOME_UNKNOWN
+                action.outcome = (
+                    Outcome.HOST_UNKNOWN
+                    if state.host_mode
+                    else (Outcome.STANDING_UNKNOWN if action.standing else Outcome.UNKNOWN)
+                )
+                action.shown = False
+                state.log.line(f"Action {action.n}: outcome unknown, not performed again.")
+            state.book.restore(action)
+            self.save(action)
+            restored.append(action)
+            state.next_action = max(state.next_action, action.n + 1)
+        return restored
+
+    async def repair_cards(self) -> None:
+        """Bring the restored actions' cards up to date: the outcome a card is still to show
+        (the server ended before the edit), and the card of a pending action whose item ID the
+        journal lacks (found among the control chat's recent items, else posted now)."""
+        state = self._state
+        if state.control is None or state.lost:
+            return
+        for action in state.book:
+            if action.state is ActionState.PENDING and action.card is None:
+                action.card = await self._find_card(action)
+                if action.card is None and action.forms is not None:
+                    try:
+                        with state.card_writes:
+                            action.card = await state.control.post(action.forms.pending())
+                    except CORE_FAILURES as exc:
+                        state.log.error(
+                            f"Could not post the card of action {action.n}: {failure_text(exc)}"
+                        )
+                self.save(action)
+            elif action.state.decided and action.outcome is not None and not action.shown:
+                action.shown = await self._show(action, action.outcome)
+                self.save(action)
+
+    async def _find_card(self, action: Action) -> int | None:
+        """The item ID of the action's pending card among the control chat's recent items."""
+        state = self._state
+        card = action.forms
+        if card is None or state.control is None:
+            return None
+        text = card.pending()
+        try:
+            page = ChatView(await state.api.get_chat(state.control.ref, count=_CARD_SEARCH))
+        except CORE_FAILURES:
+            return None
+        for item in page.items():
+            if item.direction == "groupSnd" and item.text == text:
+                return item.item_id
+        return None
 
 
 @dataclass(frozen=True, slots=True)

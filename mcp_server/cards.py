@@ -30,6 +30,7 @@ from .text import (
 
 __all__ = [
     "MAX_CARD_BYTES",
+    "UNKNOWN_TAIL",
     "Card",
     "Outcome",
     "ReplyTo",
@@ -67,6 +68,16 @@ class Outcome(enum.Enum):
     HOST_NOT_CONNECTED = "host, not connected"
     HOST_FAILED = "host, failed"
     HOST_INTERRUPTED = "host, interrupted"
+    #: ``--durable-actions``: performing when the server stopped or crashed (not the plan's).
+    UNKNOWN = "outcome unknown"
+    STANDING_UNKNOWN = "standing, outcome unknown"
+    HOST_UNKNOWN = "host, outcome unknown"
+
+
+#: The end of a card whose action's outcome is unknown (``--durable-actions``).
+UNKNOWN_TAIL: Final = (
+    "outcome unknown: the server stopped while performing it, and never performs it again."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +196,14 @@ class Card:
                         *request,
                         "Performed without approval (mode host); interrupted: the server stopped.",
                     ]
+                )
+            case Outcome.UNKNOWN:
+                return "\n".join([*request, f"Approved by {who}; {UNKNOWN_TAIL}"])
+            case Outcome.STANDING_UNKNOWN:
+                return "\n".join([*request, f"Approved for this chat by {who}; {UNKNOWN_TAIL}"])
+            case Outcome.HOST_UNKNOWN:
+                return "\n".join(
+                    [*request, f"Performed without approval (mode host); {UNKNOWN_TAIL}"]
                 )
 
 

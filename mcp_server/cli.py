@@ -146,6 +146,12 @@ def _serve_parser() -> _Parser:
         help="leave and delete the agent control chat, and create a new one",
     )
     p.add_argument("--new-token", action="store_true", help="replace the bearer token in DIR/token")
+    p.add_argument(
+        "--durable-actions",
+        action="store_true",
+        help="keep actions in DIR/actions.db across stops, crashes and restarts: pending cards "
+        "keep working, and an action cut off while performed is never performed again",
+    )
     p.add_argument("--port", metavar="N", help=f"HTTP port on 127.0.0.1 (default {DEFAULT_PORT})")
     p.add_argument("--qr-code", metavar="SIZE", help="small (default) or large")
     p.add_argument(
@@ -237,7 +243,7 @@ def _owner_entries(value: str) -> tuple[OwnerEntry, ...]:
 
 #: The options that take no value, by command: ``--new-token=x`` is refused in the plan's words.
 _FLAGS: Final = {
-    "serve": frozenset({"--reset-owners", "--new-token", "--help"}),
+    "serve": frozenset({"--reset-owners", "--new-token", "--durable-actions", "--help"}),
     "register": frozenset({"--help"}),
 }
 
@@ -349,6 +355,7 @@ def _serve_options(ns: argparse.Namespace, home: Path | None) -> ServeOptions:
         port=port,
         qr_code="large" if qr == "large" else "small",
         core=core,
+        durable_actions=ns.durable_actions,
     )
 
 

@@ -86,6 +86,9 @@ class ServeOptions:
     port: int = DEFAULT_PORT
     qr_code: Literal["small", "large"] = "small"
     core: str = DEFAULT_CORE
+    #: ``--durable-actions``: actions kept in ``DIR/actions.db`` across stops, crashes and
+    #: restarts (not the plan's, which cancels them at a stop).
+    durable_actions: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,3 +112,4 @@ class AgentConfig:
     expire_hours: int = 23
     register_hint: str = ""
     qr_code: str = "small"
+    durable_actions: bool = False

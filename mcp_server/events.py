@@ -55,6 +55,9 @@ class EventPump:
         self._owner_command = owner_command
         self._chat_connected = chat_connected
         self._membership = membership
+        #: Called with every event after the pump has handled it (the chat resources'
+        #: subscriptions); an observer never awaits.
+        self.observers: list[Callable[[EventView], None]] = []
 
     def handle_event(self, event: Mapping[str, Any]) -> None:
         """Handle one core event, in order; long work is started, not awaited."""
@@ -84,6 +87,8 @@ class EventPump:
                 self._chat_connected(group.ref, view.host_member.conn_id)
         if kind in MEMBERSHIP_EVENTS:
             self._membership.on_event(view)
+        for observer in self.observers:
+            observer(view)
 
     def _on_new_item(self, a_item: AChatItemView) -> None:
         state = self._state

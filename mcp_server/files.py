@@ -10,6 +10,8 @@ DIR/server.json    ``{name, port, expireHours}``                  0600
 DIR/lock           PID of the running server, which holds an      0600
                    OS lock (``flock``) on it
 DIR/custom.json    the chats' custom data, on a core without it   0600
+DIR/actions.db     the action journal of ``--durable-actions``    0600
+                   (:mod:`simplex_protocols.mcp_server.journal`)
 =================  =============================================  ====
 
 ``custom.json`` exists only when the chat core cannot keep a chat's custom data (``/_set
@@ -140,6 +142,11 @@ class DataFolder:
     @property
     def custom_path(self) -> Path:
         return self.path / "custom.json"
+
+    @property
+    def journal_path(self) -> Path:
+        """The action journal of ``--durable-actions`` (SQLite)."""
+        return self.path / "actions.db"
 
     @property
     def db_prefix(self) -> Path:

@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import errno
 import hmac
+import secrets
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final
@@ -39,16 +40,22 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Message, Receive, Scope, Send
+
+# Undocumented: the h11 connection class, subclassed with its headers, transport and loop
+# attributes (checked against uvicorn 0.54, the minor release pyproject.toml pins).
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from simplex_protocols._trace_context import RandomBytes
 from simplex_protocols._wire import dumps
 from simplex_protocols.errors import CoreConnectionError, SimplexError
 
+from .additions import install_additions
 from .agent import Agent
 from .config import VERSION
 from .errors import ToolError
 from .log import CORE_FAILURES, failure_text
 from .tools import TOOLS, instructions, validation_error
+from .trace import TracedLog, call_trace, traced, with_trace
 
 __all__ = [
     "HEADER_TIMEOUT_S",
@@ -141,9 +148,16 @@ def _error_result(message: str) -> types.CallToolResult:
 
 
 def build_mcp_server(
-    agent: Agent, *, name: str, display: str, host_mode: bool, version: str = VERSION
+    agent: Agent,
+    *,
+    name: str,
+    display: str,
+    host_mode: bool,
+    version: str = VERSION,
+    random_bytes: RandomBytes = secrets.token_bytes,
 ) -> Server[Any]:
-    """The SDK's low-level server with the five tools, whose handlers call ``agent``."""
+    """The SDK's low-level server with the five tools, whose handlers call ``agent``;
+    ``random_bytes`` makes the trace and span IDs of the calls."""
     handlers: dict[str, ToolHandler] = {
         "connect": agent.connect,
         "send": agent.send,
@@ -159,6 +173,18 @@ def build_mcp_server(
         return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        # W3C trace context (docs/mcp_server.md "Beyond the plan"): the call is a span of the
+        # caller's trace or of a new one, named in the result, errors included.
+        trace = call_trace(params.meta, random_bytes)
+        with traced(trace):
+            if trace.problem is not None:
+                agent.log.line(trace.problem)
+            result = await dispatch(ctx, params)
+        return with_trace(result, trace)
+
+    async def dispatch(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         handler = handlers.get(params.name)
@@ -186,15 +212,21 @@ def build_mcp_server(
                 return spec.input_schema
         return None
 
-    return Server(
+    server = Server(
         f"simplex-{name}",
         version=version,
         title=display,
-        instructions=instructions(display),
+        instructions=instructions(display, durable_actions=agent.config.durable_actions),
         get_tool_input_schema=input_schema,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
+    # resources, completion, logging and cache hints (docs/mcp_server.md "Beyond the plan")
+    install_additions(server, agent)
+    if not isinstance(agent.state.log, TracedLog):
+        # last, so that the lines relayed to clients carry the trace ID too
+        agent.state.log = TracedLog(agent.state.log)
+    return server
 
 
 def _find_header(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> bytes | None:

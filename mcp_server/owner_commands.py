@@ -136,7 +136,7 @@ class OwnerCommands:
         else:
             action.apply(ActionEvent.REJECTED)
             self._state.log.line(f"Action {action.n} rejected by {fold(sender_name)}.")
-            await self._approvals.edit_card(action, Outcome.REJECTED)
+            await self._approvals.decide(action, Outcome.REJECTED)
 
     async def _chat_of(self, chat: str) -> tuple[ChatRef, ChatInfoView] | None:
         """The agent's chat that an owner command names: its reference and info, or ``None``."""

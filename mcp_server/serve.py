@@ -6,6 +6,11 @@ created, the action counter, the control chat's name and menu kept current, the 
 before the first call, the HTTP listener (a port in use exits before any link is printed), the
 owners' start (the join link and its QR code), ``Listening on http://127.0.0.1:PORT/mcp``, and
 the events, handled in order.
+
+``--durable-actions`` (not the plan's) opens the action journal in the data folder
+(:mod:`simplex_protocols.mcp_server.journal`); the journal's actions are back in memory before
+HTTP takes calls, and their cards, expiry and the owner commands of the downtime are done before
+it listens. The stop then keeps pending actions ("Kept K actions.") instead of cancelling them.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from .config import VERSION, AgentConfig, ApproveMode, ServeOptions, UsageError
 from .control import CONTROL_DESCRIPTION, ControlChat, CustomDataQueue, control_menu
 from .files import DataFolder, LockHeldError, TokenFileError
 from .http import HttpServer, PortInUseError, bind_port, build_mcp_server
+from .journal import ActionJournal, JournalError
 from .log import CORE_FAILURES, Log, failure_text, missing_in_response
 from .qr import colours_wanted, qr_lines
 from .register import shell_quote
@@ -257,7 +263,7 @@ async def serve(
         core: the chat core (default: from ``--core``, databases in ``DIR/simplex``).
         clock: the clock (default: the system clock).
         log: the output (default: stdout and stderr).
-        random_bytes: the random source of the token.
+        random_bytes: the random source of the token and of the tool calls' trace IDs.
         started: called once the server listens, with its URL and token.
         stop: the stop request (default: SIGINT or SIGTERM, handled by :func:`run_serve`).
     """
@@ -265,6 +271,7 @@ async def serve(
     log = log if log is not None else Log()
     folder = DataFolder(options.data, random_bytes=random_bytes)
     stopped = False
+    journal: ActionJournal | None = None
     try:
         folder.prepare()
         folder.acquire_lock()
@@ -281,6 +288,12 @@ async def serve(
             log.error(f"Data folder {options.data}: {exc}")
             return 1
         folder.write_headers(token)
+        if options.durable_actions:
+            try:
+                journal = ActionJournal(folder.journal_path, on_error=log.error)
+            except JournalError as exc:
+                log.error(f"Data folder {options.data}: {exc}")
+                return 1
         log.line(f'SimpleX MCP server {VERSION}, agent "{options.name}"')
         log.line(f"Data folder: {options.data}")
         log.line(f"Approval mode: {options.approve.value}")
@@ -296,12 +309,16 @@ async def serve(
             except CoreOptionError as exc:
                 log.error(f"--core: {exc}")
                 return 2
-        code, stopped = await _run(options, core, folder, token, clock, log, started, stop)
+        code, stopped = await _run(
+            options, core, folder, token, clock, log, started, stop, journal, random_bytes
+        )
         return code
     except CoreConnectionError as exc:
         log.error(f"Chat core: {exc}")
         return 1
     finally:
+        if journal is not None:
+            journal.close()
         folder.release_lock()
         if stopped:
             log.line("Stopped.")
@@ -316,6 +333,8 @@ async def _run(
     log: Log,
     started: Callable[[ServerInfo], None] | None,
     stop: anyio.Event | None,
+    journal: ActionJournal | None = None,
+    random_bytes: Callable[[int], bytes] = secrets.token_bytes,
 ) -> tuple[int, bool]:
     """Run the started server until the stop; return the exit code and whether it stopped
     normally (the stop sequence ran)."""
@@ -366,6 +385,7 @@ async def _run(
             expire_hours=options.expire_hours,
             register_hint=register_hint(options),
             qr_code=options.qr_code,
+            durable_actions=journal is not None,
         )
         state = AgentState(
             api,
@@ -379,17 +399,26 @@ async def _run(
             control_data=start.custom.of(group),
             custom=start.custom,
             capabilities=capabilities,
+            journal=journal,
         )
         agent = Agent(state, print_link=lambda link: print_link(log, link, options.qr_code))
         if lost:
             agent.control = control
             agent.lost = True
+        kept = 0
+        if journal is not None:
+            try:
+                kept = agent.restore(cards_here=journal.meta("control_group") == ref.group_id)
+            except JournalError as exc:
+                log.error(f"Data folder: {exc}")
+                return 1, False
         http = HttpServer(
             build_mcp_server(
                 agent,
                 name=options.name,
                 display=display,
                 host_mode=options.approve is ApproveMode.HOST,
+                random_bytes=random_bytes,
             ),
             sock,
             token,
@@ -404,6 +433,11 @@ async def _run(
 
         async with anyio.create_task_group() as tg:
             await tg.start(agent.run)
+            if journal is not None:
+                try:
+                    await agent.resume(kept)
+                except CORE_FAILURES as exc:
+                    log.error(f"Chat core: {failure_text(exc)}")
             async with http.running():
                 if not lost:
                     try:
@@ -428,6 +462,9 @@ async def _run(
                 count = await agent.stop_actions()
                 if count:
                     log.line(f"Cancelled {count} action{'s' if count != 1 else ''}.")
+                kept = agent.approvals.kept
+                if kept:
+                    log.line(f"Kept {kept} action{'s' if kept != 1 else ''}.")
                 await agent.wait_deliveries(DELIVERY_WAIT_S)
                 stopped = True
             tg.cancel_scope.cancel()

@@ -28,6 +28,7 @@ from simplex_protocols.core import (
 from .actions import ActionBook
 from .config import AgentConfig, ApproveMode
 from .control import ControlChat, CustomDataQueue
+from .journal import ActionJournal
 from .log import Log
 from .waits import Collectors
 
@@ -92,6 +93,8 @@ class AgentState:
         custom: where custom data is written and read (default: in the core).
         capabilities: what the start's probe found of the core (``None``: not probed, taken
             as the spec's core).
+        journal: the action journal (``--durable-actions``), or ``None`` (the plan's actions,
+            in memory only).
     """
 
     def __init__(
@@ -108,6 +111,7 @@ class AgentState:
         control_data: Mapping[str, Any] | None = None,
         custom: CustomDataQueue | None = None,
         capabilities: CoreCapabilities | None = None,
+        journal: ActionJournal | None = None,
     ) -> None:
         self.api = api
         self.config = config
@@ -124,6 +128,7 @@ class AgentState:
         self.book = ActionBook()
         self.custom = custom if custom is not None else CustomDataQueue(api)
         self.capabilities = capabilities
+        self.journal = journal
         self.collectors = Collectors()
         #: Cards being posted or edited (the stop waits for them).
         self.card_writes = InFlight()

@@ -26,8 +26,15 @@ __all__ = [
 ]
 
 
-def instructions(display: str) -> str:
-    """The server instructions (plan "Server instructions"), for the agent named ``display``."""
+def instructions(display: str, *, durable_actions: bool = False) -> str:
+    """The server instructions (plan "Server instructions"), for the agent named ``display``;
+    with ``durable_actions`` (``--durable-actions``) the sentence on restarts says they keep
+    actions."""
+    restart = (
+        "A server restart keeps actions; a repeated call after it attaches to the same action."
+        if durable_actions
+        else "A server restart cancels actions; a repeated call after it creates a new one."
+    )
     return (
         f"You act in SimpleX chats through these tools, as the agent {display}.\n"
         "connect joins a contact, group, channel or directory by a link or a SimpleX name, as your "
@@ -42,8 +49,7 @@ def instructions(display: str) -> str:
         "Bots advertise commands: connect returns them in commands; send a command as text, for "
         "example /help.\n"
         "If a call ends without a result, repeat it with the same arguments: it attaches to the same "
-        "action. list shows your chats and the actions without a result. A server restart cancels "
-        "actions; a repeated call after it creates a new one.\n"
+        f"action. list shows your chats and the actions without a result. {restart}\n"
         "Your messages reach other people, businesses and bots. Share nothing about your user, their "
         "files, code, accounts or plans beyond what your user asked you to share; when unsure, ask "
         "your user in this session first. Connect incognito and without a message, unless your user "

@@ -188,16 +188,7 @@ class ReadTools:
                     await self.chats.known_as(ref, info) if incognito and info.is_direct else None
                 )
                 chats.append(self._entry(text, info, chat, incognito, known))
-        actions = [
-            {
-                "action": a.n,
-                "tool": a.tool.value,
-                "input": a.input,
-                "state": a.state.value,
-                "open": a.open > 0,
-            }
-            for a in self.state.book
-        ]
+        actions = [a.listed() for a in self.state.book]
         return {"chats": chats, "actions": actions}
 
     def _entry(

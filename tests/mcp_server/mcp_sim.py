@@ -384,6 +384,7 @@ async def agent_server(
     reset_owners: bool = False,
     new_token: bool = False,
     port: int = 0,
+    durable_actions: bool = False,
 ) -> AsyncIterator[Running]:
     """Start ``simplex-mcp serve`` on the simulated network, with an MCP client connected to it."""
     log = LogLines()
@@ -409,6 +410,7 @@ async def agent_server(
         approve=approve,
         reset_owners=reset_owners,
         new_token=new_token,
+        durable_actions=durable_actions,
     )
     crash_scope = anyio.CancelScope()
     finished = anyio.Event()
@@ -529,6 +531,7 @@ class World:
         approve: ApproveMode = ApproveMode.REQUESTS,
         reset_owners: bool = False,
         new_token: bool = False,
+        durable_actions: bool = False,
     ) -> Running:
         """Stop the agent's server (its stop sequence runs, unless it crashed) and start it
         again on the same data."""
@@ -546,6 +549,7 @@ class World:
                 approve=approve,
                 reset_owners=reset_owners,
                 new_token=new_token,
+                durable_actions=durable_actions,
             )
         )
         return self.server
@@ -560,6 +564,7 @@ async def world(
     owners: tuple[OwnerEntry, ...] | None = None,
     approve: ApproveMode = ApproveMode.REQUESTS,
     core_profile: str | None = None,
+    durable_actions: bool = False,
 ) -> AsyncIterator[World]:
     """Build the world, start every scripted user and the agent's server (its core behaves
     as the real core ``core_profile``; the others are the spec's)."""
@@ -609,6 +614,7 @@ async def world(
                 mode=mode,
                 owners=owners,
                 approve=approve,
+                durable_actions=durable_actions,
             )
         )
         w = World(

@@ -35,6 +35,7 @@ SERVE_OPTIONS = [
     "--port",
     "--qr-code",
     "--core",
+    "--durable-actions",
 ]
 
 
