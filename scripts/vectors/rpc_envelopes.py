@@ -566,15 +566,7 @@ def response_cases() -> list[dict[str, Any]]:
         c("response-string", e1, '{"response":"done"}', "valid", expected=ok("done")),
         c("response-false", e1, '{"response":false}', "valid", expected=ok(False)),
     ]
-    for code in [
-        "unsupported_protocol",
-        "unsupported_version",
-        "bad_request",
-        "conversation_required",
-        "too_large",
-        "rate_limited",
-        "internal",
-    ]:
+    for code in KNOWN_CODES:
         out.append(
             c(
                 f"code-{code.replace('_', '-')}",
