@@ -33,14 +33,6 @@ from simplex_protocols._docs_url import doc_url
 from simplex_protocols._groups import run_interruptible
 from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT, OutputClosedError, guard_output
 
-from ._baseline import (
-    Baseline,
-    BaselineError,
-    apply_baseline,
-    baseline_from_runs,
-    load_baseline,
-    retry_flaky,
-)
 from ._model import (
     CallerOptions,
     CheckRun,
@@ -51,10 +43,14 @@ from ._model import (
     TargetUnreachableError,
     Verdict,
 )
-from ._provenance import provenance, utc_now
-from ._report import FORMATS, ExitCode, ProgressLine, Report, render, write_outputs
 
+# Baselines, provenance and reports are imported by the functions that use them, so that
+# ``--help`` and ``--version`` parse the arguments without them: provenance alone loads
+# ``importlib.metadata`` and the reports ``decimal`` and ``xml``, more than the rest of the
+# command line together.
 if TYPE_CHECKING:
+    from ._baseline import Baseline
+    from ._report import ProgressLine, Report
     from .live import BotOutput
 
 __all__ = ["main"]
@@ -344,6 +340,8 @@ def _parser() -> _Parser:
 
 
 def _formats(args: argparse.Namespace) -> list[str]:
+    from ._report import FORMATS
+
     raw = args.format
     if raw is None:
         return list(FORMATS) if args.output is not None else ["text"]
@@ -374,6 +372,8 @@ def _load_baseline(args: argparse.Namespace) -> Baseline | None:
     path: Path | None = getattr(args, "baseline", None)
     if path is None:
         return None
+    from ._baseline import BaselineError, load_baseline
+
     try:
         return load_baseline(path)
     except BaselineError as exc:
@@ -381,6 +381,8 @@ def _load_baseline(args: argparse.Namespace) -> Baseline | None:
 
 
 def _progress(ctx: _Context, args: argparse.Namespace, total: int | None) -> ProgressLine:
+    from ._report import ProgressLine
+
     enabled = False if args.no_progress else ctx.progress
     return ProgressLine(ctx.stderr, total=total, enabled=enabled)
 
@@ -415,6 +417,9 @@ def _finish(
     unreachable driver), so that the summary counts them as not measured. ``failed_parts``
     are reasons the command fails beyond its runs' verdicts (exit 1).
     """
+    from ._baseline import apply_baseline, baseline_from_runs, retry_flaky
+    from ._report import Report
+
     formats = _formats(args)
     baseline = _load_baseline(args)
     today = ctx.today or dt.datetime.now(dt.UTC).date()
@@ -444,6 +449,8 @@ def _finish(
 
 
 def _emit(ctx: _Context, args: argparse.Namespace, report: Report, formats: list[str]) -> None:
+    from ._report import render, write_outputs
+
     if args.output is not None:
         written = write_outputs(report, args.output, formats)
         ctx.stdout.write(render(report, "text") if not args.verbose else _verbose_text(report))
@@ -473,7 +480,7 @@ def _cmd_vectors(ctx: _Context, args: argparse.Namespace) -> int:
         InProcessImplementation,
         default_env,
     )
-    from ._provenance import suite_version
+    from ._provenance import provenance, suite_version, utc_now
     from ._vectors import VectorFileError, load_vectors, run_vectors
 
     _formats(args)
@@ -621,6 +628,9 @@ def _run_delegated(
 ) -> int:
     """Run ``module_name.entry(options)`` and finish as every command does; ``after_run``
     (given the runs, none when the target was unreachable) adds notes and failed parts."""
+    from ._provenance import provenance, utc_now
+    from ._report import ExitCode
+
     _formats(args)
     _load_baseline(args)
     started = utc_now()
@@ -847,7 +857,7 @@ def _cmd_caller(ctx: _Context, args: argparse.Namespace) -> int:
 
 def _cmd_coverage(ctx: _Context, args: argparse.Namespace) -> int:
     from ._coverage import measure_coverage, render_coverage_markdown, render_coverage_text
-    from ._report import dump_json
+    from ._report import ExitCode, dump_json
 
     coverage = measure_coverage()
     if args.format == "json":
@@ -940,6 +950,8 @@ def _main(ctx: _Context, args_list: list[str]) -> int:
             return int(exc.code or 0)
         if args.command is None:
             ctx.stdout.write(parser.format_help())
+            from ._report import ExitCode
+
             return int(ExitCode.USAGE)
         handler = {
             "vectors": _cmd_vectors,
@@ -952,6 +964,8 @@ def _main(ctx: _Context, args_list: list[str]) -> int:
     except UsageError as exc:
         ctx.stderr.write(textwrap.fill(str(exc), width=100) + "\n")
         ctx.stderr.write("see simplex-conformance --help\n")
+        from ._report import ExitCode
+
         return int(ExitCode.USAGE)
     except OutputClosedError:
         # `simplex-conformance ... | head`: the reader has what it wanted; end as a program

@@ -22,11 +22,11 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal, NoReturn
+from typing import TYPE_CHECKING, Final, Literal, NoReturn
 
+from simplex_protocols._exports import lazy_exports
 from simplex_protocols._groups import run_interruptible
 from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT, guarded_stdout, is_output_closed
-from simplex_protocols.coretext import mk_valid_name as mk_valid_name
 
 from .config import (
     DEFAULT_CORE,
@@ -40,7 +40,9 @@ from .config import (
     ServeOptions,
     UsageError,
 )
-from .text import is_valid_name
+
+if TYPE_CHECKING:
+    from simplex_protocols.coretext import mk_valid_name as mk_valid_name
 
 __all__ = [
     "HELP",
@@ -51,6 +53,11 @@ __all__ = [
     "mk_valid_name",
     "parse_args",
 ]
+
+#: ``mk_valid_name`` is the core's rule (``coretext``), loaded on first use: the core's text
+#: rules (markdown, links) cost more to import than the rest of this module, and only a
+#: ``--display-name`` needs them, not ``--help`` or ``--version``.
+__getattr__ = lazy_exports(globals(), {"mk_valid_name": "simplex_protocols.coretext"})
 
 _NAME_RE: Final = re.compile(r"[a-z0-9](?:-?[a-z0-9])*-?")
 _PROG: Final = "simplex-mcp"
@@ -217,6 +224,10 @@ def _check_name(name: str) -> str:
 
 
 def _check_display_name(value: str) -> str:
+    # Imported here, not at the top: see ``__getattr__`` above.
+    from simplex_protocols.coretext import is_valid_display_name as is_valid_name
+    from simplex_protocols.coretext import mk_valid_name
+
     if not is_valid_name(value):
         suggestion = mk_valid_name(value)
         if suggestion and is_valid_name(suggestion):
