@@ -23,6 +23,23 @@ HEAVY = frozenset(
     {"mcp", "a2a", "simplex_chat", "uvicorn", "sqlalchemy", "fastmcp", "starlette", "httpx"}
 )
 
+#: Libraries that no help or version needs either, though the project uses them: the wire's JSON
+#: codec, the schema validator, the event loop's library and the cryptography.
+NOT_FOR_HELP = frozenset({"orjson", "jsonschema", "anyio", "cryptography", "nacl"})
+
+#: Modules (and their submodules) that cost more to import than parsing the arguments, and that
+#: a help loaded once through an eager import: the installed distributions' metadata (read for
+#: a report's provenance), decimals and XML (reports), and the core's text rules (markdown,
+#: links, the wire codec), which only a command's values need.
+SLOW_FOR_HELP = (
+    "importlib.metadata",
+    "decimal",
+    "xml",
+    "simplex_protocols.coretext",
+    "simplex_protocols.links",
+    "simplex_protocols._wire",
+)
+
 #: (console script, its entry module, the arguments).
 COMMANDS = [
     ("simplex-call", "simplex_protocols.cli.call", ["--help"]),
@@ -87,6 +104,25 @@ def test_help_and_version_import_no_heavy_package(
     assert script in done.stdout  # the help or the version was printed
     heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
     assert heavy == [], f"{script} {' '.join(args)} imports {heavy}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("script", "module", "args"), COMMANDS, ids=[" ".join([s, *a]) for s, _, a in COMMANDS]
+)
+def test_help_and_version_import_only_what_parsing_needs(
+    script: str, module: str, args: list[str]
+) -> None:
+    done, modules = _imported(module, [script, *args])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert script in done.stdout
+    unneeded = sorted(
+        m
+        for m in modules
+        if m.split(".")[0] in NOT_FOR_HELP
+        or any(m == slow or m.startswith(slow + ".") for slow in SLOW_FOR_HELP)
+    )
+    assert unneeded == [], f"{script} {' '.join(args)} imports {unneeded}"
 
 
 # ------------------------------------------------------------------ a one-shot call over ws://
