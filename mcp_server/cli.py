@@ -160,6 +160,12 @@ def _serve_parser() -> _Parser:
         "keep working, and an action cut off while performed is never performed again",
     )
     p.add_argument("--port", metavar="N", help=f"HTTP port on 127.0.0.1 (default {DEFAULT_PORT})")
+    p.add_argument(
+        "--stdio",
+        action="store_true",
+        help="serve MCP on standard input and output (for hosts that start the server "
+        "themselves): no HTTP port, no token, every log line on standard error",
+    )
     p.add_argument("--qr-code", metavar="SIZE", help="small (default) or large")
     p.add_argument(
         "--core",
@@ -254,7 +260,7 @@ def _owner_entries(value: str) -> tuple[OwnerEntry, ...]:
 
 #: The options that take no value, by command: ``--new-token=x`` is refused in the plan's words.
 _FLAGS: Final = {
-    "serve": frozenset({"--reset-owners", "--new-token", "--durable-actions", "--help"}),
+    "serve": frozenset({"--reset-owners", "--new-token", "--durable-actions", "--stdio", "--help"}),
     "register": frozenset({"--help"}),
 }
 
@@ -348,6 +354,8 @@ def _serve_options(ns: argparse.Namespace, home: Path | None) -> ServeOptions:
         if ns.expire is not None
         else DEFAULT_EXPIRE_HOURS
     )
+    if ns.stdio and ns.port is not None:
+        raise UsageError("--port: no HTTP port with --stdio")
     port = _int_in("--port", ns.port, 1, 65535, "a port,") if ns.port is not None else DEFAULT_PORT
     data = _data_folder(ns.data, name, home)
     core = ns.core if ns.core is not None else DEFAULT_CORE
@@ -367,6 +375,7 @@ def _serve_options(ns: argparse.Namespace, home: Path | None) -> ServeOptions:
         qr_code="large" if qr == "large" else "small",
         core=core,
         durable_actions=ns.durable_actions,
+        stdio=ns.stdio,
     )
 
 
@@ -420,3 +429,7 @@ def _main(args: list[str]) -> int:
     from .serve import run_serve
 
     return run_serve(options)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -89,6 +89,9 @@ class ServeOptions:
     #: ``--durable-actions``: actions kept in ``DIR/actions.db`` across stops, crashes and
     #: restarts (not the plan's, which cancels them at a stop).
     durable_actions: bool = False
+    #: ``--stdio``: MCP over standard input and output instead of HTTP, for hosts that start
+    #: the server as a child process (not the plan's); no port and no token.
+    stdio: bool = False
 
 
 @dataclass(frozen=True, slots=True)

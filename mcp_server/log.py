@@ -331,6 +331,11 @@ class Log:
         self._out = out if out is not None else sys.stdout
         self._err = err if err is not None else sys.stderr
 
+    @property
+    def stream(self) -> TextIO:
+        """Where log lines go (stdout, or stderr when stdout carries MCP)."""
+        return self._out
+
     def line(self, text: str) -> None:
         """Write a log line (stdout)."""
         self._out.write(text + "\n")

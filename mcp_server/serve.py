@@ -55,6 +55,7 @@ from .log import CORE_FAILURES, Log, failure_text, missing_in_response
 from .qr import colours_wanted, qr_lines
 from .register import shell_quote
 from .state import AgentState
+from .stdio import StdioServer
 from .text import fold
 
 __all__ = ["ServerInfo", "run_serve", "serve", "shell_quote"]
@@ -236,7 +237,9 @@ def print_link(log: Log, link: str, size: str) -> None:
     """The join line, the QR code, the link, and (small) the hint for a QR code that does not scan."""
     log.line("Join the agent control chat in the SimpleX app. The link works once:")
     # NO_COLOR or output that is not a terminal: the same layout in plain characters.
-    colour = colours_wanted()
+    # With --stdio the log is on stderr, so that is the stream whose terminal counts; otherwise
+    # the process's stdout, whatever the log writes to.
+    colour = colours_wanted(sys.stderr if log.stream is sys.stderr else None)
     for line in qr_lines(link, "large" if size == "large" else "small", colour=colour):
         log.line(line)
     log.line(link)
@@ -262,13 +265,14 @@ async def serve(
         options: the parsed options.
         core: the chat core (default: from ``--core``, databases in ``DIR/simplex``).
         clock: the clock (default: the system clock).
-        log: the output (default: stdout and stderr).
+        log: the output (default: stdout and stderr; stderr only with ``--stdio``).
         random_bytes: the random source of the token and of the tool calls' trace IDs.
         started: called once the server listens, with its URL and token.
         stop: the stop request (default: SIGINT or SIGTERM, handled by :func:`run_serve`).
     """
     clock = clock if clock is not None else SystemClock()
-    log = log if log is not None else Log()
+    # --stdio: standard output carries MCP only, so every line (the QR code too) goes to stderr
+    log = log if log is not None else Log(out=sys.stderr if options.stdio else None)
     folder = DataFolder(options.data, random_bytes=random_bytes)
     stopped = False
     journal: ActionJournal | None = None
@@ -282,12 +286,15 @@ async def serve(
         log.error(f"Data folder {options.data}: {exc.strerror or exc}")
         return 1
     try:
-        try:
-            token = folder.token(new=options.new_token)
-        except TokenFileError as exc:
-            log.error(f"Data folder {options.data}: {exc}")
-            return 1
-        folder.write_headers(token)
+        # --stdio has no HTTP endpoint, so no token: the host owns the pipe
+        token = ""
+        if not options.stdio:
+            try:
+                token = folder.token(new=options.new_token)
+            except TokenFileError as exc:
+                log.error(f"Data folder {options.data}: {exc}")
+                return 1
+            folder.write_headers(token)
         if options.durable_actions:
             try:
                 journal = ActionJournal(folder.journal_path, on_error=log.error)
@@ -344,7 +351,8 @@ async def _run(
         events = core.events(buffer=EVENT_BUFFER)
         try:
             user_id = await start.profile()
-            folder.write_server(options.name, options.port, options.expire_hours)
+            if not options.stdio:
+                folder.write_server(options.name, options.port, options.expire_hours)
             await api.set_network_config(
                 socks=False, smp_proxy="always", smp_proxy_fallback="protected"
             )
@@ -372,11 +380,13 @@ async def _run(
         except OSError as exc:
             log.error(f"Data folder: {exc}")
             return 1, False
-        try:
-            sock = bind_port(options.port)
-        except PortInUseError as exc:
-            log.error(str(exc))
-            return 1, False
+        sock = None
+        if not options.stdio:
+            try:
+                sock = bind_port(options.port)
+            except PortInUseError as exc:
+                log.error(str(exc))
+                return 1, False
         config = AgentConfig(
             name=options.name,
             display=display,
@@ -412,17 +422,18 @@ async def _run(
             except JournalError as exc:
                 log.error(f"Data folder: {exc}")
                 return 1, False
-        http = HttpServer(
-            build_mcp_server(
-                agent,
-                name=options.name,
-                display=display,
-                host_mode=options.approve is ApproveMode.HOST,
-                random_bytes=random_bytes,
-            ),
-            sock,
-            token,
+        mcp = build_mcp_server(
+            agent,
+            name=options.name,
+            display=display,
+            host_mode=options.approve is ApproveMode.HOST,
+            random_bytes=random_bytes,
         )
+        http: HttpServer | StdioServer = (
+            StdioServer(mcp) if sock is None else HttpServer(mcp, sock, token)
+        )
+        # the host closing stdin (--stdio) stops the server as SIGTERM does
+        closed = http.closed if isinstance(http, StdioServer) else None
         exit_code = 0
         stopped = False
         events_scope = anyio.CancelScope()
@@ -448,11 +459,14 @@ async def _run(
                         log.error(exc.message)
                         exit_code = 2
                 if exit_code == 0:
-                    log.line(f"Listening on {http.url}")
+                    if closed is None:
+                        log.line(f"Listening on {http.url}")
+                    else:
+                        log.line("Serving MCP on standard input and output.")
                     if started is not None:
                         started(ServerInfo(http.url, http.port, token, display, agent))
                     tg.start_soon(handle_events)
-                    await (stop.wait() if stop is not None else anyio.sleep_forever())
+                    await _first_of(stop, closed)
                     # the stop: new actions get "The server is stopping."
                     agent.stopping = True
             # HTTP is closed here: the open calls have ended
@@ -469,6 +483,21 @@ async def _run(
                 stopped = True
             tg.cancel_scope.cancel()
         return exit_code, stopped
+
+
+async def _first_of(*events: anyio.Event | None) -> None:
+    """Wait until one of ``events`` is set (forever when all are ``None``)."""
+    waited = [event for event in events if event is not None]
+    if not waited:
+        await anyio.sleep_forever()
+    async with anyio.create_task_group() as tg:
+
+        async def wait(event: anyio.Event) -> None:
+            await event.wait()
+            tg.cancel_scope.cancel()
+
+        for event in waited:
+            tg.start_soon(wait, event)
 
 
 async def _owner_start(
