@@ -40,6 +40,7 @@ from .config import (
     ServeOptions,
     UsageError,
 )
+from .hosts import HOSTS
 
 if TYPE_CHECKING:
     from simplex_protocols.coretext import mk_valid_name as mk_valid_name
@@ -180,10 +181,17 @@ def _serve_parser() -> _Parser:
 def _register_parser() -> _Parser:
     p = _new_parser(
         "register",
-        f"{_PROG} register NAME [--scope user|local] [--data DIR]",
-        "Add the agent to Claude Code as the MCP server simplex-NAME.",
+        f"{_PROG} register NAME [--scope user|local] [--data DIR] [--host HOST] [--dry-run]",
+        "Add the agent to Claude Code (or another host) as the MCP server simplex-NAME.",
     )
     p.add_argument("--scope", metavar="SCOPE", help="user (default) or local")
+    p.add_argument(
+        "--host",
+        metavar="HOST",
+        help="claude-code (default), claude-desktop, cursor, vscode, codex, "
+        "or json (print the entry)",
+    )
+    p.add_argument("--dry-run", action="store_true", help="print the change instead of making it")
     p.add_argument("--data", metavar="DIR", help="data folder (default ~/.simplex-mcp/NAME)")
     p.add_argument("-h", "--help", action="store_true", help="show this help")
     return p
@@ -210,7 +218,7 @@ HELP: Final = (
     f"SimpleX MCP server {VERSION}: an AI agent acts in SimpleX chats, and its owner approves "
     "each action.\n\n"
     f"usage: {_PROG} serve NAME [options]\n"
-    f"       {_PROG} register NAME [--scope user|local] [--data DIR]\n"
+    f"       {_PROG} register NAME [--scope user|local] [--data DIR] [--host HOST] [--dry-run]\n"
     f"       {_PROG} --help | --version\n\n"
     + "\n".join(COMMAND_HELP.values())
     + f"\n{_PROG} COMMAND --help shows the options of one command; "
@@ -261,7 +269,7 @@ def _owner_entries(value: str) -> tuple[OwnerEntry, ...]:
 #: The options that take no value, by command: ``--new-token=x`` is refused in the plan's words.
 _FLAGS: Final = {
     "serve": frozenset({"--reset-owners", "--new-token", "--durable-actions", "--stdio", "--help"}),
-    "register": frozenset({"--help"}),
+    "register": frozenset({"--dry-run", "--help"}),
 }
 
 
@@ -384,11 +392,18 @@ def _register_options(ns: argparse.Namespace, home: Path | None) -> RegisterOpti
     scope = ns.scope if ns.scope is not None else "user"
     if scope not in ("user", "local"):
         raise UsageError(f"--scope: user or local expected, got {scope}")
+    host = ns.host if ns.host is not None else "claude-code"
+    if host not in HOSTS:
+        raise UsageError(f"--host: one of {', '.join(HOSTS)} expected, got {host}")
+    if host == "claude-desktop" and scope == "local":
+        raise UsageError("--scope: Claude Desktop has no local scope")
     return RegisterOptions(
         name=name,
         data=_data_folder(ns.data, name, home),
         data_given=ns.data is not None,
         scope="local" if scope == "local" else "user",
+        host=host,
+        dry_run=ns.dry_run,
     )
 
 

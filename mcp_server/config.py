@@ -102,6 +102,10 @@ class RegisterOptions:
     data: Path
     data_given: bool = False
     scope: Literal["user", "local"] = "user"
+    #: ``--host`` (not the plan's, which registers in Claude Code only).
+    host: str = "claude-code"
+    #: ``--dry-run``: print the change instead of making it.
+    dry_run: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,8 @@
 """``simplex-mcp register NAME``: add the agent to Claude Code as the MCP server ``simplex-NAME``.
 
+``--host`` (not the plan's) writes another host's configuration file instead
+(:mod:`simplex_protocols.mcp_server.hosts`), and ``--dry-run`` prints the change.
+
 Reads ``DIR/server.json`` (written at each start), runs ``claude mcp remove`` (a missing entry
 is ignored) and then ``claude mcp add-json`` with the entry: type http, the URL, a
 ``headersHelper`` that prints ``DIR/headers.json`` (so the token itself is in no configuration
@@ -8,6 +11,7 @@ file), and a timeout from the expiry hours (plan "Register").
 
 from __future__ import annotations
 
+import difflib
 import os
 import shutil
 import subprocess
@@ -18,7 +22,16 @@ from typing import Any
 from simplex_protocols._wire import dumps
 
 from .config import RegisterOptions
-from .files import DataFolder
+from .files import DataFolder, TokenFileError
+from .hosts import (
+    HostConfigError,
+    codex_table,
+    config_path,
+    edit_codex,
+    edit_json,
+    stdio_entry,
+    write_config,
+)
 from .text import shell_quote
 
 __all__ = ["claude_entry", "project_folder", "run_register", "shell_quote"]
@@ -67,8 +80,14 @@ def run_register(
     runner: Runner = _run,
     out: Callable[[str], None] = print,
 ) -> int:
-    """Register the agent in Claude Code; return the exit code."""
+    """Register the agent in Claude Code (or ``--host``); return the exit code."""
     environ = dict(os.environ if env is None else env)
+    server_name = f"simplex-{options.name}"
+    if options.host == "json":
+        out(dumps({server_name: stdio_entry(options.name, options.data, options.data_given)}))
+        return 0
+    if options.host == "claude-desktop":
+        return _register_file(options, None, environ, cwd, out)
     server = DataFolder(options.data).read_server()
     port = server.get("port") if server is not None else None
     expire = server.get("expireHours") if server is not None else None
@@ -78,8 +97,15 @@ def run_register(
             hint += f" --data {shell_quote(str(options.data))}"
         out(f'Agent "{options.name}" was never started. Start it with: {hint}')
         return 1
+    if options.host != "claude-code":
+        return _register_file(options, port, environ, cwd, out)
     entry = claude_entry(options.data, port, expire)
-    server_name = f"simplex-{options.name}"
+    if options.dry_run:
+        out(f"claude mcp remove --scope {options.scope} {server_name}")
+        out(
+            f"claude mcp add-json --scope {options.scope} {server_name} {shell_quote(dumps(entry))}"
+        )
+        return 0
     claude = shutil.which("claude", path=environ.get("PATH"))
     if claude is None:
         listing = dumps({server_name: entry})
@@ -97,4 +123,79 @@ def run_register(
         out((added.stderr or added.stdout or "claude mcp add-json failed").strip())
         return 1
     out(f"Added to Claude Code: scope {options.scope}, server {server_name}.")
+    return 0
+
+
+def _register_file(
+    options: RegisterOptions,
+    port: int | None,
+    env: Mapping[str, str],
+    cwd: Path | None,
+    out: Callable[[str], None],
+) -> int:
+    """Write the agent's entry into the configuration file of ``options.host``."""
+    server = f"simplex-{options.name}"
+    here = cwd if cwd is not None else Path.cwd()
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    path = config_path(options.host, options.scope, home=home, cwd=here, env=env)
+    try:
+        old = path.read_text(encoding="utf-8") if path.exists() else None
+    except OSError as exc:
+        out(f"{path}: {exc.strerror or exc}")
+        return 1
+    url = f"http://127.0.0.1:{port}/mcp"  # unused by claude-desktop, whose entry is stdio
+    try:
+        if options.host == "claude-desktop":
+            entry = stdio_entry(options.name, options.data, options.data_given)
+            new = edit_json(old, "mcpServers", server, entry)
+        elif options.host == "vscode":
+            token_input = f"{server}-token"
+            new = edit_json(
+                old,
+                "servers",
+                server,
+                {
+                    "type": "http",
+                    "url": url,
+                    "headers": {"Authorization": f"Bearer ${{input:{token_input}}}"},
+                },
+                inputs=[
+                    {
+                        "type": "promptString",
+                        "id": token_input,
+                        "description": f"The bearer token of {server}, in {options.data / 'token'}",
+                        "password": True,
+                    }
+                ],
+            )
+        else:
+            try:
+                token = DataFolder(options.data).token()
+            except TokenFileError as exc:
+                out(f"Data folder {options.data}: {exc}")
+                return 1
+            headers = {"Authorization": f"Bearer {token}"}
+            if options.host == "cursor":
+                new = edit_json(old, "mcpServers", server, {"url": url, "headers": headers})
+            else:
+                new = edit_codex(old, server, codex_table(server, url, token))
+    except HostConfigError as exc:
+        out(f"{path}: {exc}")
+        return 1
+    if options.dry_run:
+        diff = difflib.unified_diff(
+            (old or "").splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            fromfile=str(path) if old is not None else "/dev/null",
+            tofile=str(path),
+        )
+        out("".join(diff).rstrip("\n"))
+        return 0
+    try:
+        backup = write_config(path, old, new)
+    except OSError as exc:
+        out(f"{path}: {exc.strerror or exc}")
+        return 1
+    saved = f" (the old file is {backup})" if backup is not None else ""
+    out(f"Added to {options.host}: server {server} in {path}{saved}.")
     return 0
