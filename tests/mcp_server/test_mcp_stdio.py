@@ -24,9 +24,6 @@ from simplex_protocols.mcp_server.cli import parse_args
 from simplex_protocols.mcp_server.config import ServeOptions, UsageError
 from simplex_protocols.sim import SimNetwork, SimServer
 
-# slow: runs a subprocess
-pytestmark = pytest.mark.slow
-
 
 def serve_args(folder: Path, core: str) -> list[str]:
     return [
@@ -65,6 +62,8 @@ def test_stdio_option_parses_and_refuses_a_port() -> None:
     assert flag.value.message == "--stdio takes no value"
 
 
+# slow: runs a subprocess
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_the_sdk_stdio_client_lists_tools_and_calls_list(tmp_path: Path) -> None:
     network = SimNetwork(seed=5)
@@ -118,6 +117,7 @@ async def _read_message(stream: Any, buffer: bytearray) -> dict[str, Any]:
     return message
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_stdout_carries_only_json_rpc(tmp_path: Path) -> None:
     network = SimNetwork(seed=6)
