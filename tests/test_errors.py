@@ -20,7 +20,9 @@ _SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
 def _every_error_class() -> list[type[SimplexError]]:
     for package in (simplex_protocols, mcp_server, conformance):
         for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-            importlib.import_module(info.name)
+            # a package's __main__ runs its program when imported (python -m)
+            if info.name.rsplit(".", 1)[-1] != "__main__":
+                importlib.import_module(info.name)
     found: list[type[SimplexError]] = []
     stack: list[type[SimplexError]] = [SimplexError]
     while stack:
