@@ -24,6 +24,10 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 60.0
+# A job a non-interactive shell starts in the background inherits SIGINT ignored, and Python
+# then leaves it ignored; a person's terminal never does that. Each program starts with
+# SIGINT as a terminal gives it, so the test does not depend on how its own runner was started.
+_TERMINAL_SIGINT = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)"
 
 SCRIPTS = {
     "simplex-call": "from simplex_protocols.cli.call import main",
@@ -35,7 +39,7 @@ SCRIPTS = {
 
 def start(script: str, *args: str, cwd: Path) -> subprocess.Popen[str]:
     """The console script as a process (its main, as the installed entry point calls it)."""
-    code = f"import sys; {SCRIPTS[script]}; sys.exit(main())"
+    code = f"{_TERMINAL_SIGINT}; import sys; {SCRIPTS[script]}; sys.exit(main())"
     return subprocess.Popen(
         [sys.executable, "-c", code, *args],
         stdout=subprocess.PIPE,
@@ -136,7 +140,7 @@ def test_ctrl_c_while_simplex_mcp_register_waits_for_claude(tmp_path: Path) -> N
         [
             sys.executable,
             "-c",
-            f"import sys; {SCRIPTS['simplex-mcp']}; sys.exit(main())",
+            f"{_TERMINAL_SIGINT}; import sys; {SCRIPTS['simplex-mcp']}; sys.exit(main())",
             "register",
             "acme",
             "--data",
