@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from simplex_protocols._schema import validate
 from simplex_protocols.conformance._model import Outcome
@@ -14,6 +14,7 @@ from simplex_protocols.declarations import check_commands, is_protocol_name
 from simplex_protocols.errors import UnexpectedResponseError
 
 from ._context import CheckContext
+from ._probes import a2a_request, describe, mcp_request
 from ._registry import check
 
 _REVISION = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -182,6 +183,63 @@ async def business_chat(ctx: CheckContext) -> Outcome:
             + ")"
         )
     return ctx.passed("the business chat's groupPreferences carry " + ", ".join(sorted(copied)))
+
+
+#: The request the suite sends for each protocol it knows, to see that the owner answers it in
+#: the business chat: one that every bot serving the protocol answers, with a result or an error.
+_OWNER_PROBES: Final = {"mcp": "server/discover", "a2a": "GetExtendedAgentCard"}
+
+
+@check(
+    "decl.business-chat-answers",
+    "The owner answers each protocol a business chat's groupPreferences declare, in that chat",
+    ("DECL-PROTO-16",),
+    transports=("chat",),
+    messages=2,
+)
+async def business_chat_answers(ctx: CheckContext) -> Outcome:
+    # DECL-PROTO-16: a protocol in a group's groupPreferences claims that the group's owners
+    # answer it there; in a business chat, the owner is the bot.
+    if not ctx.facts.plan.business:
+        return ctx.not_applicable("the address is not a business address")
+    info = await _business_group_info(ctx)
+    copied = _group_protocols(info) if info is not None else None
+    if not copied:
+        return ctx.untestable("the business chat declares no protocols to call")
+    chat_protocols = sorted(
+        name
+        for name, decl in copied.items()
+        if isinstance(decl, Mapping)
+        and isinstance(decl.get("transports"), Mapping)
+        and decl["transports"].get("chat") is True
+    )
+    tried = [name for name in chat_protocols if name in _OWNER_PROBES]
+    if not tried:
+        return ctx.untestable(
+            "the business chat declares no protocol the suite can call ("
+            + (", ".join(chat_protocols) or "none over chat")
+            + ")"
+        )
+    silent: list[str] = []
+    for name in tried:
+        if name == "mcp":
+            request = mcp_request(ctx, _OWNER_PROBES[name])
+        else:
+            request = a2a_request(ctx, _OWNER_PROBES[name])
+        answer = await ctx.call(request, protocol=name, transport="chat")
+        message = answer.message
+        if message is None or message.get("id") != request["id"]:
+            silent.append(f"{name} ({describe(answer)})")
+    if silent:
+        return ctx.breach(
+            "the business chat declares protocols its owner does not answer there: "
+            + "; ".join(silent)
+        )
+    skipped = sorted(set(chat_protocols) - set(tried))
+    detail = "the owner answers " + ", ".join(tried) + " in the business chat"
+    if skipped:
+        detail += " (not tried: " + ", ".join(skipped) + ")"
+    return ctx.passed(detail, protocols=tried)
 
 
 @check(

@@ -904,6 +904,21 @@ class BusinessDeclaringRPC(_AddressSettings):
         settings["businessAddress"] = True
 
 
+class BusinessChatIgnoresA2A(BusinessDeclaringRPC, Calls):
+    """A business address whose chats declare what the profile does (``a2a`` among it), while
+    the owner never answers ``/_call a2a`` in them."""
+
+    def chat_text(self, text: str, a_chat_item: JSON) -> str | None:
+        if not _in_group(a_chat_item):
+            return text
+        try:
+            call = parse_call_command(text)
+        except CallFramingError:
+            return text
+        # In a business chat the caller mentions the business member: /_call @name a2a ...
+        return None if call.protocol == "a2a" else text
+
+
 class ServiceRequestsOff(Rewrite):
     def outgoing(self, command: str) -> Outgoing:
         if command.startswith("/_start"):
@@ -963,6 +978,12 @@ MUTANTS: Final[tuple[MutantSpec, ...]] = (
         ("DECL-PROTO-7",),
         "a business address whose chats copy transports.rpc into groupPreferences",
         BusinessDeclaringRPC,
+    ),
+    _m(
+        "bot.business-chat-ignores-a2a",
+        ("DECL-PROTO-16",),
+        "a business address whose chats declare a2a, and which never answers it there",
+        BusinessChatIgnoresA2A,
     ),
     _m(
         "bot.ignores-calls",

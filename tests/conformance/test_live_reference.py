@@ -16,6 +16,7 @@ pytestmark = pytest.mark.anyio
 #: the suite's test group declares no protocols.
 EXPECTED_NA = {
     "decl.business-chat@chat": "not a business address",
+    "decl.business-chat-answers@chat": "not a business address",
     "decl.group-preferences@chat": "no group preferences with protocols",
 }
 
