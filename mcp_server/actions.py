@@ -37,6 +37,7 @@ from typing import Any, Final
 
 import anyio
 
+from simplex_protocols._wire import dumps
 from simplex_protocols.core import ChatRef
 
 from .cards import Card, Outcome
@@ -70,6 +71,8 @@ class ActionTool(enum.StrEnum):
     CONNECT = "connect"
     SEND = "send"
     LEAVE = "leave"
+    #: ``--call-tool`` only (not the plan's): a call of another bot's MCP or A2A method.
+    CALL = "call"
 
 
 class ActionState(enum.StrEnum):
@@ -165,6 +168,15 @@ def action_key(tool: ActionTool, arguments: Mapping[str, Any]) -> ActionKey:
             arguments.get("reply_to"),
             tuple(mention) if isinstance(mention, list) else None,
         )
+    if tool is ActionTool.CALL:
+        params = arguments.get("params")
+        return (
+            arguments.get("target"),
+            arguments.get("protocol"),
+            arguments.get("method"),
+            dumps(params) if params is not None else None,
+            arguments.get("transport", "auto"),
+        )
     return (arguments.get("chat"),)
 
 
@@ -186,7 +198,10 @@ class Action:
       ``connect_state`` (:mod:`simplex_protocols.mcp_server.connect_flow`), ``deadline`` (the end of the wait
       for the connection, monotonic clock), ``connected_at``, ``known_as``;
     - with ``--durable-actions``: ``outcome`` (the form its card takes once decided) and
-      ``shown`` (the card shows it), as the journal keeps them.
+      ``shown`` (the card shows it), as the journal keeps them;
+    - a call's (``--call-tool``): ``answer`` (the result the tool returns once performed; in
+      memory only, never journaled), ``trace_id`` (the trace ID of the call that created it,
+      when that call carried trace context: the owner's decision lines name it).
     """
 
     n: int
@@ -219,6 +234,8 @@ class Action:
     error: str | None = None
     outcome: Outcome | None = None
     shown: bool = False
+    answer: dict[str, Any] | None = None
+    trace_id: str | None = None
     settled: anyio.Event = field(default_factory=anyio.Event)
     changed: anyio.Event = field(default_factory=anyio.Event)
 

@@ -10,7 +10,8 @@ shared state           :mod:`simplex_protocols.mcp_server.state` (core, options,
 the chats              :mod:`simplex_protocols.mcp_server.chats` (reading chats, checking references)
 the five tools         :mod:`simplex_protocols.mcp_server.tools_connect`, :mod:`simplex_protocols.mcp_server.tools_send`,
                        :mod:`simplex_protocols.mcp_server.tools_read` (receive, list),
-                       :mod:`simplex_protocols.mcp_server.tools_leave`
+                       :mod:`simplex_protocols.mcp_server.tools_leave`; with ``--call-tool``
+                       :mod:`simplex_protocols.mcp_server.tools_call`
 approvals              :mod:`simplex_protocols.mcp_server.approvals` (action(), cards, perform, expiry,
                        the stop), :mod:`simplex_protocols.mcp_server.owner_commands`
 events                 :mod:`simplex_protocols.mcp_server.events` (the pump and the collections),
@@ -37,6 +38,7 @@ import anyio.abc
 
 from simplex_protocols._clock import Clock
 from simplex_protocols.core import AChatItemView, ChatAPI, ChatItemView
+from simplex_protocols.rpc import KeyStore
 
 from .actions import ActionBook, ActionTool
 from .approvals import LOST_MESSAGE, NO_APPROVING_OWNER_MESSAGE, NO_OWNER_MESSAGE, Approvals
@@ -49,6 +51,7 @@ from .log import Log
 from .membership import Membership
 from .owner_commands import OwnerCommands
 from .state import AgentState, CallContext, NoProgress
+from .tools_call import CallTool
 from .tools_connect import ConnectTool
 from .tools_leave import LeaveTool
 from .tools_read import ReadTools
@@ -89,6 +92,13 @@ class Agent:
         self.send_tool = SendTool(state, self.chats, self.approvals)
         self.read_tools = ReadTools(state, self.chats)
         self.leave_tool = LeaveTool(state, self.chats, self.approvals)
+        keys = state.config.call_keys
+        #: ``--call-tool`` (not the plan's): the call tool, with the per-bot signing keys.
+        self.call_tool: CallTool | None = (
+            CallTool(state, self.chats, self.approvals, KeyStore(keys))
+            if keys is not None
+            else None
+        )
         self.approvals.performers.update(
             {
                 ActionTool.CONNECT: self.connect_tool.perform,
@@ -96,9 +106,13 @@ class Agent:
                 ActionTool.LEAVE: self.leave_tool.perform,
             }
         )
+        if self.call_tool is not None:
+            self.approvals.performers[ActionTool.CALL] = self.call_tool.perform
         self.owner_commands = OwnerCommands(
             state, self.approvals, self.chats, self.read_tools.list_entries
         )
+        if self.call_tool is not None:
+            self.owner_commands.bot_of_call = self.call_tool.bot_of_action
         self.membership = Membership(state, self.approvals, print_link)
         self.events = EventPump(
             state,
@@ -333,3 +347,13 @@ class Agent:
     async def leave(self, arguments: Mapping[str, Any], ctx: CallContext) -> dict[str, Any]:
         """The leave tool (plan "leave")."""
         return await self.leave_tool.leave(arguments, ctx)
+
+    async def call(self, arguments: Mapping[str, Any], ctx: CallContext) -> dict[str, Any]:
+        """The call tool (``--call-tool``, not the plan's).
+
+        Raises:
+            ToolError: the server runs without ``--call-tool``.
+        """
+        if self.call_tool is None:
+            raise ToolError("Unknown tool: call")
+        return await self.call_tool.call(arguments, ctx)

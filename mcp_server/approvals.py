@@ -47,6 +47,7 @@ from .journal import JournalRow, action_of, row_of
 from .log import CORE_FAILURES, failure_text
 from .state import AgentState, CallContext
 from .text import fold, name_md
+from .trace import current_trace
 from .waits import wait_until, wall_at
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "Checks",
     "CrashPoint",
     "Prepare",
+    "traced_line",
 ]
 
 NO_OWNER_MESSAGE: Final = "The agent has no owner. The person who runs it has to join its control chat with the link the server printed."
@@ -259,6 +261,9 @@ class Approvals:
         action.pending_text = pending_text
         if standing is not None:
             action.decided_by = str(standing.get("approvedBy", ""))
+        trace = current_trace()
+        if trace is not None and trace.announced:
+            action.trace_id = trace.trace_id
         state.log.line(f"Action {n}: {log_text}")
         return action
 
@@ -398,15 +403,19 @@ class Approvals:
             what = "sent."
         elif action.tool is ActionTool.CONNECT:
             what = "connected." if action.connected else "connection requested."
+        elif action.tool is ActionTool.CALL:
+            what = "called."
         else:
             what = "deleted." if str(action.input.get("chat", "")).startswith("@") else "left."
         if state.host_mode:
             suffix = f"; failed: {fold(action.error or '')}." if failed else "."
             state.log.line(f"Action {action.n}: performed without approval (mode host){suffix}")
         elif action.standing:
-            state.log.line(f"Action {action.n} approved for this chat by {by}: {what}")
+            state.log.line(
+                traced_line(action, f"Action {action.n} approved for this chat by {by}: {what}")
+            )
         else:
-            state.log.line(f"Action {action.n} approved by {by}: {what}")
+            state.log.line(traced_line(action, f"Action {action.n} approved by {by}: {what}"))
         event = ActionEvent.PERFORM_FAILED if failed else ActionEvent.PERFORMED
         if action.interrupted:
             # the stop has journaled it (--durable-actions): its outcome stays unknown
@@ -658,6 +667,15 @@ class Approvals:
             if item.direction == "groupSnd" and item.text == text:
                 return item.item_id
         return None
+
+
+def traced_line(action: Action, text: str) -> str:
+    """A log line about an owner's decision on ``action``, ending with the trace ID of the
+    call that created it when that call carried trace context (an owner command runs in no
+    call, so the log does not add it by itself)."""
+    if action.trace_id is None or current_trace() is not None:
+        return text
+    return f"{text} (trace {action.trace_id})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ __all__ = [
     "Outcome",
     "ReplyTo",
     "Subject",
+    "call_card",
     "card_size",
     "connect_card",
     "largest_send_form",
@@ -305,6 +306,58 @@ def leave_card(n: int, subject: Subject, chat: str) -> Card:
         body=(),
         commands=f"/'approve {chat} {n}' or /'reject {chat} {n}'",
         chat=chat,
+    )
+
+
+def call_card(
+    n: int,
+    subject: Subject,
+    *,
+    address: str,
+    verified: bool,
+    declares: Sequence[str],
+    protocol: str,
+    method: str,
+    transport: str,
+    params_json: str | None,
+    standing_n: int | None = None,
+) -> Card:
+    """The card of call action ``n`` (``--call-tool``, not the plan's).
+
+    ``I want to call bot Acme (@acme.simplex) over MCP: `tools/call`.``, then the address,
+    whether it is verified, what the bot declares, how the call goes and the params, every
+    peer or agent string a code span (the address too: a link in a card would be tappable).
+    ``standing_n``: the number of the call whose ``/approve N calls`` made calls to this bot
+    standing, for the ``/'revoke N calls'`` of the card's standing form.
+    """
+    phrase = subject.phrase()
+    what = f"over {protocol.upper()}: {code_span(fold(method))}"
+    body = [
+        f"Address: {code_span(fold(address))}",
+        (
+            "Verified: the chat core found this address by its SimpleX name."
+            if verified
+            else "Not verified: the address came as a link or from a website."
+        ),
+    ]
+    if declares:
+        body.append("It declares: " + ", ".join(code_span(fold(d)) for d in declares) + ".")
+    else:
+        body.append("It declares no protocols.")
+    body.append(
+        "By Service RPC, signed with my key for this bot."
+        if transport == "rpc"
+        else "In a conversation with it."
+    )
+    if params_json is not None:
+        body.append("With the params:")
+        body.extend(text_lines_md(params_json))
+    return Card(
+        want=f"I want to call {phrase} {what}.",
+        done=f"I called {phrase} {what}.",
+        body=tuple(body),
+        commands=f"/'approve {n}', /'approve {n} calls' or /'reject {n}'",
+        chat=f"{standing_n if standing_n is not None else n} calls",
     )
 
 

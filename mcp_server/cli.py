@@ -160,6 +160,12 @@ def _serve_parser() -> _Parser:
         help="keep actions in DIR/actions.db across stops, crashes and restarts: pending cards "
         "keep working, and an action cut off while performed is never performed again",
     )
+    p.add_argument(
+        "--call-tool",
+        action="store_true",
+        help="add the tool call: the agent calls other bots' MCP and A2A methods, each bot's "
+        "first call approved by the owner",
+    )
     p.add_argument("--port", metavar="N", help=f"HTTP port on 127.0.0.1 (default {DEFAULT_PORT})")
     p.add_argument(
         "--stdio",
@@ -268,7 +274,9 @@ def _owner_entries(value: str) -> tuple[OwnerEntry, ...]:
 
 #: The options that take no value, by command: ``--new-token=x`` is refused in the plan's words.
 _FLAGS: Final = {
-    "serve": frozenset({"--reset-owners", "--new-token", "--durable-actions", "--stdio", "--help"}),
+    "serve": frozenset(
+        {"--reset-owners", "--new-token", "--durable-actions", "--stdio", "--call-tool", "--help"}
+    ),
     "register": frozenset({"--dry-run", "--help"}),
 }
 
@@ -384,6 +392,7 @@ def _serve_options(ns: argparse.Namespace, home: Path | None) -> ServeOptions:
         core=core,
         durable_actions=ns.durable_actions,
         stdio=ns.stdio,
+        call_tool=ns.call_tool,
     )
 
 

@@ -92,6 +92,9 @@ class ServeOptions:
     #: ``--stdio``: MCP over standard input and output instead of HTTP, for hosts that start
     #: the server as a child process (not the plan's); no port and no token.
     stdio: bool = False
+    #: ``--call-tool``: the sixth tool, ``call``, which calls other bots' MCP and A2A methods
+    #: (not the plan's).
+    call_tool: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,3 +123,11 @@ class AgentConfig:
     register_hint: str = ""
     qr_code: str = "small"
     durable_actions: bool = False
+    #: ``--call-tool``: the folder of the per-bot Service RPC signing keys (``DIR/keys``), or
+    #: ``None`` without the tool.
+    call_keys: Path | None = None
+
+    @property
+    def call_tool(self) -> bool:
+        """``--call-tool``: the ``call`` tool is served."""
+        return self.call_keys is not None

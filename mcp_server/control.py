@@ -40,6 +40,7 @@ from .text import code_span, fold, name_md, shell_quote, shows_bare
 
 __all__ = [
     "COMMANDS_HELP",
+    "COMMANDS_HELP_CALLS",
     "CONTROL_DESCRIPTION",
     "GREETING",
     "LIST_LINE_BYTES",
@@ -65,6 +66,11 @@ CONTROL_DESCRIPTION: Final = (
 GREETING: Final = "I'm your agent. I ask here before I connect or send."
 COMMANDS_HELP: Final = (
     "Commands: /approve, /reject, /revoke, /pending, /list. Each card shows its commands."
+)
+#: The help with ``--call-tool`` (not the plan's): the command that makes calls standing.
+COMMANDS_HELP_CALLS: Final = (
+    "Commands: /approve, /reject, /revoke, /pending, /list. Each card shows its commands. "
+    "/approve N calls approves call N and every later call to its bot, until /revoke N calls."
 )
 
 #: /list shows the most recent chats, this many ...
@@ -131,13 +137,16 @@ class OwnerCommand:
 
     ``verb`` is ``approve``, ``reject``, ``revoke``, ``pending``, ``list``, or ``unknown`` for
     any other one-line text starting with ``/``. ``chat`` is the CHAT as typed, ``n`` the
-    action number as typed (digits), ``all`` marks ``/approve CHAT all``.
+    action number as typed (digits), ``all`` marks ``/approve CHAT all``; ``calls`` marks
+    ``/approve N calls`` and ``/revoke N calls`` (``--call-tool``, not the plan's: N is a call
+    action, and the approval is for every call to its bot).
     """
 
     verb: str
     chat: str | None = None
     n: str | None = None
     all: bool = False
+    calls: bool = False
 
 
 _N_RE: Final = re.compile(r"[0-9]{1,30}")
@@ -160,6 +169,13 @@ def parse_owner_command(text: str) -> OwnerCommand | None:
     if not words:
         return OwnerCommand("unknown")
     verb, args = words[0], words[1:]
+    if (
+        verb in ("approve", "revoke")
+        and len(args) == 2
+        and args[1] == "calls"
+        and _N_RE.fullmatch(args[0])
+    ):
+        return OwnerCommand(verb, n=args[0], calls=True)
     if verb in ("approve", "reject"):
         if len(args) == 1 and _N_RE.fullmatch(args[0]):
             return OwnerCommand(verb, n=args[0])

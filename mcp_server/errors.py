@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from simplex_protocols.errors import SimplexError
 
-__all__ = ["InvalidTransitionError", "ToolError"]
+__all__ = ["CallToolError", "InvalidTransitionError", "ToolError"]
 
 
 class ToolError(SimplexError):
@@ -21,6 +21,22 @@ class ToolError(SimplexError):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class CallToolError(ToolError):
+    """A call of the ``call`` tool (``--call-tool``) refused before anything reached the bot:
+    an argument the model can correct, or a target that does not serve what was asked.
+
+    :attr:`code` names the reason (``docs/mcp_server.md`` lists them): ``bad_target``,
+    ``unknown_chat``, ``not_declared``, ``transport_not_served``, ``no_common_version``,
+    ``bad_request``, ``too_long_for_card``, ``target_unreachable``.
+    """
+
+    code = "call_refused"
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class InvalidTransitionError(SimplexError):

@@ -149,6 +149,12 @@ class DataFolder:
         return self.path / "actions.db"
 
     @property
+    def keys_path(self) -> Path:
+        """The folder of ``--call-tool``'s Service RPC signing keys, one per bot
+        (:class:`~simplex_protocols.rpc.KeyStore`: 0700, each key file 0600)."""
+        return self.path / "keys"
+
+    @property
     def db_prefix(self) -> Path:
         """The prefix of the SimpleX databases: ``DIR/simplex`` (``simplex_chat.db``, ``simplex_agent.db``)."""
         return self.path / "simplex"

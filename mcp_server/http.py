@@ -54,7 +54,7 @@ from .agent import Agent
 from .config import VERSION
 from .errors import ToolError
 from .log import CORE_FAILURES, failure_text
-from .tools import TOOLS, instructions, validation_error
+from .tools import ToolSpec, instructions, tool_specs, validation_error
 from .trace import TracedLog, call_trace, traced, with_trace
 
 __all__ = [
@@ -126,9 +126,9 @@ class _Progress:
             await self._ctx.session.report_progress(self._count, None, message)
 
 
-def _tool_list(host_mode: bool) -> list[types.Tool]:
+def _tool_list(host_mode: bool, specs: tuple[ToolSpec, ...]) -> list[types.Tool]:
     tools = []
-    for spec in TOOLS:
+    for spec in specs:
         tool: dict[str, Any] = {
             "name": spec.name,
             "description": spec.description,
@@ -156,8 +156,10 @@ def build_mcp_server(
     version: str = VERSION,
     random_bytes: RandomBytes = secrets.token_bytes,
 ) -> Server[Any]:
-    """The SDK's low-level server with the five tools, whose handlers call ``agent``;
-    ``random_bytes`` makes the trace and span IDs of the calls."""
+    """The SDK's low-level server with the five tools (six with ``--call-tool``), whose
+    handlers call ``agent``; ``random_bytes`` makes the trace and span IDs of the calls."""
+    call_tool = agent.config.call_tool
+    specs = tool_specs(call_tool=call_tool)
     handlers: dict[str, ToolHandler] = {
         "connect": agent.connect,
         "send": agent.send,
@@ -165,7 +167,9 @@ def build_mcp_server(
         "list": agent.list_chats,
         "leave": agent.leave,
     }
-    tools = _tool_list(host_mode)
+    if call_tool:
+        handlers["call"] = agent.call
+    tools = _tool_list(host_mode, specs)
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -207,7 +211,7 @@ def build_mcp_server(
         )
 
     def input_schema(tool: str) -> Mapping[str, Any] | None:
-        for spec in TOOLS:
+        for spec in specs:
             if spec.name == tool:
                 return spec.input_schema
         return None
@@ -216,7 +220,9 @@ def build_mcp_server(
         f"simplex-{name}",
         version=version,
         title=display,
-        instructions=instructions(display, durable_actions=agent.config.durable_actions),
+        instructions=instructions(
+            display, durable_actions=agent.config.durable_actions, call_tool=call_tool
+        ),
         get_tool_input_schema=input_schema,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,

@@ -17,11 +17,12 @@ from simplex_protocols.core import ChatInfoView, ChatRef, MemberView
 from simplex_protocols.errors import CoreError, UnexpectedResponseError
 
 from .actions import ActionEvent, ActionState, ActionTool
-from .approvals import Approvals
+from .approvals import Approvals, traced_line
 from .cards import Outcome
 from .chats import ChatReader
 from .control import (
     COMMANDS_HELP,
+    COMMANDS_HELP_CALLS,
     ListEntry,
     OwnerCommand,
     iso_time,
@@ -61,6 +62,9 @@ class OwnerCommands:
         self._approvals = approvals
         self._chats = chats
         self._list_entries = list_entries
+        #: ``--call-tool``: the bot's address and phrase of a new call action
+        #: (:meth:`simplex_protocols.mcp_server.tools_call.CallTool.bot_of_action`).
+        self.bot_of_call: Callable[[int], tuple[str, str] | None] = lambda n: None
         self._send, self._receive = anyio.create_memory_object_stream[
             tuple[Mapping[str, Any], str]
         ](_QUEUE)
@@ -94,8 +98,9 @@ class OwnerCommands:
         if command is None or state.stopping:  # once the server stops, no /approve performs
             return
         await self._approvals.expire()
-        if command.verb == "unknown":
-            await self._reply(COMMANDS_HELP)
+        calls = state.config.call_tool
+        if command.verb == "unknown" or (command.calls and not calls):
+            await self._reply(COMMANDS_HELP_CALLS if calls else COMMANDS_HELP)
             return
         member = MemberView(sender)
         sender_id = member.member_id
@@ -106,7 +111,11 @@ class OwnerCommands:
                 await self._reply("Only owners approve actions.")
             return
         sender_name = member.display_name
-        if command.verb in ("approve", "reject") and not command.all:
+        if command.calls and command.verb == "approve":
+            await self._approve_calls(command, sender_name, sender_id)
+        elif command.calls:
+            await self._revoke_calls(command)
+        elif command.verb in ("approve", "reject") and not command.all:
             await self._decide(command, sender_name)
         elif command.verb == "approve":
             await self._approve_all(command, sender_name, sender_id)
@@ -135,8 +144,89 @@ class OwnerCommands:
             self._approvals.start_perform(action)
         else:
             action.apply(ActionEvent.REJECTED)
-            self._state.log.line(f"Action {action.n} rejected by {fold(sender_name)}.")
+            self._state.log.line(
+                traced_line(action, f"Action {action.n} rejected by {fold(sender_name)}.")
+            )
             await self._approvals.decide(action, Outcome.REJECTED)
+
+    def _calls_data(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """Copies of the control chat's custom data, its ``simplexMcp`` and the standing call
+        approvals in it (``--call-tool``), by bot address."""
+        data = dict(self._state.control_data)
+        mcp = data.get("simplexMcp")
+        mcp = dict(mcp) if isinstance(mcp, Mapping) else {}
+        calls = mcp.get("calls")
+        calls = dict(calls) if isinstance(calls, Mapping) else {}
+        return data, mcp, calls
+
+    async def _write_calls(
+        self, data: dict[str, Any], mcp: dict[str, Any], calls: dict[str, Any]
+    ) -> None:
+        state = self._state
+        mcp["calls"] = calls
+        data["simplexMcp"] = mcp
+        state.control_data = data
+        if state.control is not None:
+            await state.custom.write(state.control.ref, data)
+
+    async def _approve_calls(self, command: OwnerCommand, sender_name: str, sender_id: int) -> None:
+        """``/approve N calls``: call N is performed, and every later call to its bot is
+        standing, until ``/revoke N calls`` (``--call-tool``)."""
+        state = self._state
+        n_text = command.n or ""
+        action = state.book.get(int(n_text)) if len(n_text) <= 18 else None
+        if (
+            action is None
+            or action.tool is not ActionTool.CALL
+            or action.state is not ActionState.PENDING
+            or action.card is None
+        ):
+            await self._reply(f"Action {n_text} is not a pending call.")
+            return
+        bot = self.bot_of_call(action.n)
+        if bot is not None:
+            address, phrase = bot
+            data, mcp, calls = self._calls_data()
+            calls[address] = {
+                "approvedBy": sender_name,
+                "approvedById": sender_id,
+                "approvedAt": iso_time(state.clock.wall()),
+                "n": action.n,
+            }
+            await self._write_calls(data, mcp, calls)
+            await self._reply(
+                f"Approved calls to {phrase} by {name_md(sender_name)}. /'revoke {action.n} calls'"
+            )
+        pending = [action]
+        if bot is not None:
+            pending += [
+                a
+                for a in state.book.pending()
+                if a is not action
+                and a.tool is ActionTool.CALL
+                and a.card is not None
+                and self.bot_of_call(a.n) is not None
+                and self.bot_of_call(a.n) == bot
+            ]
+        for each in pending:
+            each.decided_by = sender_name
+            self._approvals.start_perform(each)
+
+    async def _revoke_calls(self, command: OwnerCommand) -> None:
+        """``/revoke N calls``: calls to the bot approved by ``/approve N calls`` need approval
+        again."""
+        data, mcp, calls = self._calls_data()
+        n_text = command.n or ""
+        found = [
+            a for a, e in calls.items() if isinstance(e, Mapping) and str(e.get("n")) == n_text
+        ]
+        if not found:
+            await self._reply(f"Calls of action {n_text} have no standing approval.")
+            return
+        for address in found:
+            del calls[address]
+        await self._write_calls(data, mcp, calls)
+        await self._reply(f"Calls to the bot of action {n_text} need approval again.")
 
     async def _chat_of(self, chat: str) -> tuple[ChatRef, ChatInfoView] | None:
         """The agent's chat that an owner command names: its reference and info, or ``None``."""

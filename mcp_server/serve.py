@@ -396,6 +396,7 @@ async def _run(
             register_hint=register_hint(options),
             qr_code=options.qr_code,
             durable_actions=journal is not None,
+            call_keys=folder.keys_path if options.call_tool else None,
         )
         state = AgentState(
             api,

@@ -385,6 +385,7 @@ async def agent_server(
     new_token: bool = False,
     port: int = 0,
     durable_actions: bool = False,
+    call_tool: bool = False,
 ) -> AsyncIterator[Running]:
     """Start ``simplex-mcp serve`` on the simulated network, with an MCP client connected to it."""
     log = LogLines()
@@ -411,6 +412,7 @@ async def agent_server(
         reset_owners=reset_owners,
         new_token=new_token,
         durable_actions=durable_actions,
+        call_tool=call_tool,
     )
     crash_scope = anyio.CancelScope()
     finished = anyio.Event()
@@ -565,6 +567,7 @@ async def world(
     approve: ApproveMode = ApproveMode.REQUESTS,
     core_profile: str | None = None,
     durable_actions: bool = False,
+    call_tool: bool = False,
 ) -> AsyncIterator[World]:
     """Build the world, start every scripted user and the agent's server (its core behaves
     as the real core ``core_profile``; the others are the spec's)."""
@@ -615,6 +618,7 @@ async def world(
                 owners=owners,
                 approve=approve,
                 durable_actions=durable_actions,
+                call_tool=call_tool,
             )
         )
         w = World(
