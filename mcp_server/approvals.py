@@ -411,8 +411,9 @@ class Approvals:
             suffix = f"; failed: {fold(action.error or '')}." if failed else "."
             state.log.line(f"Action {action.n}: performed without approval (mode host){suffix}")
         elif action.standing:
+            scope = action.forms.standing_scope if action.forms is not None else "this chat"
             state.log.line(
-                traced_line(action, f"Action {action.n} approved for this chat by {by}: {what}")
+                traced_line(action, f"Action {action.n} approved for {scope} by {by}: {what}")
             )
         else:
             state.log.line(traced_line(action, f"Action {action.n} approved by {by}: {what}"))

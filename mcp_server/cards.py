@@ -141,6 +141,12 @@ class Card:
     asked: str = ""
     chat: str | None = None
 
+    @property
+    def standing_scope(self) -> str:
+        """What a standing approval covers: ``this chat`` (a send), or ``calls to this bot``
+        (a call's card, ``--call-tool``, whose :attr:`chat` is ``N calls``)."""
+        return "calls to this bot" if (self.chat or "").endswith(" calls") else "this chat"
+
     def pending(self) -> str:
         """The card as first posted, with its commands."""
         return "\n".join([self.want, *self.body, self.commands])
@@ -166,11 +172,13 @@ class Card:
                     [
                         self.done,
                         *self.body,
-                        f"Approved for this chat by {who}. /'revoke {self.chat}'",
+                        f"Approved for {self.standing_scope} by {who}. /'revoke {self.chat}'",
                     ]
                 )
             case Outcome.STANDING_FAILED:
-                return "\n".join([*request, f"Approved for this chat by {who}; failed: {err}."])
+                return "\n".join(
+                    [*request, f"Approved for {self.standing_scope} by {who}; failed: {err}."]
+                )
             case Outcome.FAILED:
                 return "\n".join([*request, f"Approved by {who}; failed: {err}."])
             case Outcome.REJECTED:
@@ -201,7 +209,9 @@ class Card:
             case Outcome.UNKNOWN:
                 return "\n".join([*request, f"Approved by {who}; {UNKNOWN_TAIL}"])
             case Outcome.STANDING_UNKNOWN:
-                return "\n".join([*request, f"Approved for this chat by {who}; {UNKNOWN_TAIL}"])
+                return "\n".join(
+                    [*request, f"Approved for {self.standing_scope} by {who}; {UNKNOWN_TAIL}"]
+                )
             case Outcome.HOST_UNKNOWN:
                 return "\n".join(
                     [*request, f"Performed without approval (mode host); {UNKNOWN_TAIL}"]

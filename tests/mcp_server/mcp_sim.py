@@ -534,6 +534,7 @@ class World:
         reset_owners: bool = False,
         new_token: bool = False,
         durable_actions: bool = False,
+        call_tool: bool = False,
     ) -> Running:
         """Stop the agent's server (its stop sequence runs, unless it crashed) and start it
         again on the same data."""
@@ -552,6 +553,7 @@ class World:
                 reset_owners=reset_owners,
                 new_token=new_token,
                 durable_actions=durable_actions,
+                call_tool=call_tool,
             )
         )
         return self.server

@@ -17,9 +17,19 @@ import anyio
 import pytest
 from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_sim import World, result_text, structured, text_of_item, world
+from mcp_sim import (
+    World,
+    core_formatted_lines,
+    formatted_lines,
+    result_text,
+    structured,
+    text_of_item,
+    world,
+)
 
+from simplex_protocols.bindings.mcp import caller_of
 from simplex_protocols.bot import CALLS_LOGGER, ResponderBot
+from simplex_protocols.rpc import KeyStore
 from simplex_protocols.mcp_server.tools import TOOLS
 
 pytestmark = pytest.mark.anyio
@@ -46,6 +56,12 @@ def acme_tools() -> MCPServer[Any]:
         await ctx.report_progress(1, 2, f"packing {item}")
         await ctx.report_progress(2, 2, "packed")
         return f"{item} packed"
+
+    @tools.tool(structured_output=False)
+    def whoami(ctx: Context) -> str:
+        """The caller key SimpleX gave this request."""
+        caller = caller_of(ctx)
+        return "nobody" if caller is None else caller.key
 
     @tools.tool(structured_output=False)
     def offer() -> str:
@@ -142,7 +158,10 @@ async def test_first_call_waits_for_the_card_then_the_answer_comes_back_signed(
                 assert "Not verified: the address came as a link or from a website." in card
                 assert "By Service RPC, signed with my key for this bot." in card
                 assert '`{"name":"availability","arguments":{"item":"kite"}}`' in card
-                assert card.splitlines()[-1] == f"/'approve {n}', /'approve {n} calls' or /'reject {n}'"
+                assert (
+                    card.splitlines()[-1]
+                    == f"/'approve {n}', /'approve {n} calls' or /'reject {n}'"
+                )
                 await w.owner.say(f"/approve {n}")
         out = structured(results[0])
         assert out["status"] == "done" and out["action"] == n
@@ -155,3 +174,315 @@ async def test_first_call_waits_for_the_card_then_the_answer_comes_back_signed(
         key_files = [p for p in keys if p.is_file() and "salt" not in p.name]
         assert len(key_files) == 1
         assert stat.S_IMODE(os.stat(key_files[0]).st_mode) == 0o600
+
+
+async def call_approved(
+    w: World, arguments: dict[str, Any], command: str = "/approve {n}", **kwargs: Any
+) -> tuple[Any, int, str]:
+    """Make a call, wait for its card, answer it with ``command``; the result, N and the card."""
+    results: list[Any] = []
+    seen: list[tuple[int, str]] = []
+    before = len(w.owner.agent_messages())
+
+    async def agent() -> None:
+        results.append(await w.server.call("call", arguments, **kwargs))
+
+    with anyio.fail_after(WAIT_S):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(agent)
+            message = await w.owner.watch.until(
+                lambda: next(
+                    (
+                        m
+                        for m in w.owner.agent_messages()[before:]
+                        if text_of_item(m).startswith("I want to call")
+                    ),
+                    None,
+                )
+            )
+            text = text_of_item(message)
+            n = int(text.splitlines()[-1].split("'approve ")[1].split("'")[0])
+            seen.append((n, text))
+            await w.owner.say(command.format(n=n))
+    return results[0], *seen[0]
+
+
+def availability(bot: ResponderBot, item: str = "kite", **more: Any) -> dict[str, Any]:
+    return {
+        "target": bot.address,
+        "protocol": "mcp",
+        "method": "tools/call",
+        "params": tool_call("availability", item=item),
+        **more,
+    }
+
+
+async def test_approve_n_calls_makes_later_calls_to_the_bot_standing_until_revoked(
+    tmp_path: Path,
+) -> None:
+    async with calling_world(tmp_path) as (w, bot):
+        first, n, _ = await call_approved(w, availability(bot), "/approve {n} calls")
+        assert structured(first)["status"] == "done"
+        await w.owner.wait_message(
+            lambda t: t == f"Approved calls to bot Acme by Alice. /'revoke {n} calls'"
+        )
+        cards = len(w.owner.agent_messages())
+        with anyio.fail_after(WAIT_S):
+            second = structured(await w.server.call("call", availability(bot, "sail")))
+        assert second["status"] == "done" and second["action"] > n
+        assert second["answer"]["result"]["content"][0]["text"] == "12 sails are in stock."
+        # no card asked: the outcome is posted once performed, and the log names it
+        outcome = await w.owner.wait_message(
+            lambda t: t.startswith("I called bot Acme") and "revoke" in t
+        )
+        assert text_of_item(outcome).splitlines()[-1] == (
+            f"Approved for calls to this bot by Alice. /'revoke {n} calls'"
+        )
+        assert not any(
+            text_of_item(m).startswith("I want to call") for m in w.owner.agent_messages()[cards:]
+        )
+        await w.server.log.wait_line(
+            lambda line: (
+                line
+                == f"Action {second['action']} approved for calls to this bot by Alice: called."
+            )
+        )
+        await w.owner.say(f"/revoke {n} calls")
+        await w.owner.wait_message(
+            lambda t: t == f"Calls to the bot of action {n} need approval again."
+        )
+        third, m, _ = await call_approved(w, availability(bot, "kayak"), "/reject {n}")
+        assert structured(third) == {"action": m, "status": "rejected"}
+
+
+async def test_a_rejected_call_reaches_no_bot_and_the_decision_line_names_the_trace(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    async with calling_world(tmp_path) as (w, bot):
+        result, n, _ = await call_approved(
+            w, availability(bot), "/reject {n}", meta={"traceparent": TRACEPARENT}
+        )
+        assert structured(result) == {"action": n, "status": "rejected"}
+        await w.server.log.wait_line(
+            lambda line: line == f"Action {n} rejected by Alice. (trace {TRACE_ID})"
+        )
+    assert not [r for r in caplog.records if r.name == CALLS_LOGGER]
+
+
+async def test_the_trace_id_of_the_agents_call_reaches_the_bots_log_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    async with calling_world(tmp_path) as (w, bot):
+        result, n, _ = await call_approved(w, availability(bot), meta={"traceparent": TRACEPARENT})
+        assert structured(result)["status"] == "done"
+        await w.server.log.wait_line(
+            lambda line: line == f"Action {n} approved by Alice: called. (trace {TRACE_ID})"
+        )
+    lines = [r.getMessage() for r in caplog.records if r.name == CALLS_LOGGER]
+    assert len(lines) == 1 and lines[0].endswith(f" (trace {TRACE_ID})")
+
+
+async def test_without_method_the_tool_returns_what_the_target_declares_without_an_action(
+    tmp_path: Path,
+) -> None:
+    async with calling_world(tmp_path) as (w, bot):
+        cards = len(w.owner.agent_messages())
+        with anyio.fail_after(WAIT_S):
+            out = structured(
+                await w.server.call("call", {"target": bot.address, "protocol": "mcp"})
+            )
+        assert out["status"] == "declared" and "action" not in out
+        assert out["bot"]["name"] == "Acme"
+        assert out["bot"]["protocols"]["mcp"]["transports"] == {"chat": True, "rpc": True}
+        assert sorted(t["name"] for t in out["tools"]) == [
+            "availability",
+            "offer",
+            "pack",
+            "whoami",
+        ]
+        a2a = structured(await w.server.call("call", {"target": bot.address, "protocol": "a2a"}))
+        assert a2a["notes"] == ["the target does not declare a2a"]
+        listed = structured(await w.server.call("list"))
+        assert listed["actions"] == []
+        assert len(w.owner.agent_messages()) == cards
+        # the look signs nothing, so no key is made for it
+        assert not (tmp_path / "agent" / "keys").exists() or not [
+            p for p in (tmp_path / "agent" / "keys").iterdir() if p.name.endswith(".key")
+        ]
+
+
+async def test_over_chat_the_bots_progress_reaches_the_sdk_client(tmp_path: Path) -> None:
+    async with calling_world(tmp_path) as (w, bot):
+        progress: list[tuple[float, float | None, str | None]] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            progress.append((value, total, message))
+
+        arguments = {
+            "target": bot.address,
+            "protocol": "mcp",
+            "method": "tools/call",
+            "params": tool_call("pack", item="kite"),
+            "transport": "chat",
+        }
+        result, n, card = await call_approved(w, arguments, progress_callback=on_progress)
+        assert "In a conversation with it." in card
+        out = structured(result)
+        assert out["transport"] == "chat" and out["chat"].startswith("@")
+        assert out["answer"]["result"]["content"][0]["text"] == "kite packed"
+        messages = [m for _, _, m in progress]
+        assert "progress 1/2: packing kite" in messages
+        assert "progress 2/2: packed" in messages
+        # the conversation is a chat of the agent now
+        chats = structured(await w.server.call("list"))["chats"]
+        assert any(c["chat"] == out["chat"] and c["name"] == "Acme" for c in chats)
+
+
+async def test_an_a2a_bot_answers_send_message_over_service_rpc(tmp_path: Path) -> None:
+    from a2a.server.agent_execution import AgentExecutor, RequestContext
+    from a2a.server.events import EventQueue
+    from a2a.server.tasks import TaskUpdater
+    from a2a.helpers import new_task_from_user_message, new_text_part
+
+    class Echo(AgentExecutor):
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            assert context.message is not None
+            task = context.current_task or new_task_from_user_message(context.message)
+            await event_queue.enqueue_event(task)
+            updater = TaskUpdater(event_queue, task.id, task.context_id)
+            await updater.add_artifact([new_text_part(f"echo: {context.get_user_input()}")])
+            await updater.complete()
+
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            raise NotImplementedError
+
+    async with calling_world(
+        tmp_path, mcp=None, a2a=Echo(), agent_card=echo_card(), peer_type="agent"
+    ) as (w, bot):
+        arguments = {
+            "target": bot.address,
+            "protocol": "a2a",
+            "method": "SendMessage",
+            "params": {
+                "message": {
+                    "role": "ROLE_USER",
+                    "messageId": "m-1",
+                    "parts": [{"text": "hello"}],
+                }
+            },
+        }
+        result, n, card = await call_approved(w, arguments)
+        assert card.splitlines()[0] == "I want to call agent Acme over A2A: `SendMessage`."
+        out = structured(result)
+        assert out["transport"] == "rpc" and out["protocol"] == "a2a"
+        task = out["answer"]["result"]["task"]
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert task["artifacts"][0]["parts"][0]["text"] == "echo: hello"
+
+
+async def test_a_peers_markdown_stays_inert_on_the_card_and_is_data_in_the_result(
+    tmp_path: Path,
+) -> None:
+    async with calling_world(tmp_path, display_name="Acme *deals* +1 (555) 123-4567") as (
+        w,
+        bot,
+    ):
+        arguments = {
+            "target": bot.address,
+            "protocol": "mcp",
+            "method": "tools/call",
+            "params": tool_call("offer", note=HOSTILE),
+        }
+        result, n, card = await call_approved(w, arguments)
+        out = structured(result)
+        assert out["answer"]["result"]["content"][0]["text"] == HOSTILE
+        assert out["bot"]["name"] == "Acme *deals* +1 (555) 123-4567"
+        message = next(
+            m for m in w.owner.agent_messages() if text_of_item(m).startswith("I called")
+        )
+        pending = core_formatted_lines(card)
+        live = [
+            (kind, text)
+            for line in pending + formatted_lines(message)
+            for kind, text in line
+            if kind not in (None, "snippet", "command")
+        ]
+        assert live == []
+        commands = [text for line in pending for kind, text in line if kind == "command"]
+        assert commands == [f"/'approve {n}'", f"/'approve {n} calls'", f"/'reject {n}'"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (
+            {"target": "@name.simplex", "protocol": "xmpp"},
+            "data/protocol must be equal to one of the allowed values",
+        ),
+        ({"target": "no target here", "protocol": "mcp"}, "target: a contact address link"),
+        ({"target": "@77", "protocol": "mcp"}, "No chat @77. list shows the agent's chats."),
+        (
+            {"target": "x.example", "protocol": "mcp", "params": {}},
+            "params: give method with params.",
+        ),
+        (
+            {"target": "@a.simplex", "protocol": "mcp", "transport": "mail"},
+            "data/transport must be equal to one of the allowed values",
+        ),
+    ],
+)
+async def test_argument_errors_are_tool_errors(
+    tmp_path: Path, arguments: dict[str, Any], message: str
+) -> None:
+    async with world(tmp_path, call_tool=True) as w:
+        result = await w.server.call("call", arguments)
+        assert result.is_error
+        assert result_text(result).startswith(message)
+
+
+async def test_a_call_to_a_bot_that_does_not_serve_the_transport_is_refused_before_a_card(
+    tmp_path: Path,
+) -> None:
+    async with calling_world(tmp_path, transports=("chat",)) as (w, bot):
+        result = await w.server.call("call", availability(bot, transport="rpc"))
+        assert result.is_error
+        assert result_text(result) == (
+            "The bot does not serve mcp over Service RPC; call with transport chat."
+        )
+        assert not any(
+            text_of_item(m).startswith("I want to call") for m in w.owner.agent_messages()
+        )
+
+
+async def test_the_signing_key_is_one_per_bot_and_read_again_from_the_data_folder(
+    tmp_path: Path,
+) -> None:
+    async with calling_world(tmp_path) as (w, bot):
+        other = ResponderBot(
+            display_name="Other", mcp=acme_tools(), data_dir=tmp_path / "other", clock=w.clock
+        )
+        async with other.serving(w.network.backend("other")) as second:
+            whoami = {"method": "tools/call", "params": tool_call("whoami"), "protocol": "mcp"}
+            first, n, _ = await call_approved(
+                w, {"target": bot.address, **whoami}, "/approve {n} calls"
+            )
+            keys = tmp_path / "agent" / "keys"
+            files = {p.name: p.read_bytes() for p in keys.iterdir()}
+            again = structured(await w.server.call("call", {"target": bot.address, **whoami}))
+            elsewhere, _, _ = await call_approved(w, {"target": second.address, **whoami})
+            seen = [
+                structured(r)["answer"]["result"]["content"][0]["text"] for r in (first, elsewhere)
+            ]
+            seen.insert(1, again["answer"]["result"]["content"][0]["text"])
+            # the same key for both calls to Acme, another one for Other
+            assert seen[0] == seen[1] != seen[2]
+            # a new store on the folder (what a restarted server makes) reads the same keys
+            store = KeyStore(keys)
+            for address, key in ((bot.address, seen[0]), (second.address, seen[2])):
+                assert key == f"rpc:{store.key_for(address).public_key.encode()}"
+            assert {p.name: p.read_bytes() for p in keys.iterdir() if p.name in files} == files
+            for path in keys.iterdir():
+                assert stat.S_IMODE(path.stat().st_mode) == 0o600
+            assert stat.S_IMODE(keys.stat().st_mode) == 0o700
