@@ -29,8 +29,8 @@ from mcp_sim import (
 
 from simplex_protocols.bindings.mcp import caller_of
 from simplex_protocols.bot import CALLS_LOGGER, ResponderBot
-from simplex_protocols.rpc import KeyStore
 from simplex_protocols.mcp_server.tools import TOOLS
+from simplex_protocols.rpc import KeyStore
 
 pytestmark = pytest.mark.anyio
 
@@ -153,7 +153,7 @@ async def test_first_call_waits_for_the_card_then_the_answer_comes_back_signed(
             async with anyio.create_task_group() as tg:
                 tg.start_soon(agent)
                 n, card = await card_of(w, 0)
-                assert card.splitlines()[0] == f"I want to call bot Acme over MCP: `tools/call`."
+                assert card.splitlines()[0] == "I want to call bot Acme over MCP: `tools/call`."
                 assert f"Address: `{bot.address}`" in card
                 assert "Not verified: the address came as a link or from a website." in card
                 assert "By Service RPC, signed with my key for this bot." in card
@@ -327,7 +327,7 @@ async def test_over_chat_the_bots_progress_reaches_the_sdk_client(tmp_path: Path
             "params": tool_call("pack", item="kite"),
             "transport": "chat",
         }
-        result, n, card = await call_approved(w, arguments, progress_callback=on_progress)
+        result, _n, card = await call_approved(w, arguments, progress_callback=on_progress)
         assert "In a conversation with it." in card
         out = structured(result)
         assert out["transport"] == "chat" and out["chat"].startswith("@")
@@ -341,10 +341,10 @@ async def test_over_chat_the_bots_progress_reaches_the_sdk_client(tmp_path: Path
 
 
 async def test_an_a2a_bot_answers_send_message_over_service_rpc(tmp_path: Path) -> None:
+    from a2a.helpers import new_task_from_user_message, new_text_part
     from a2a.server.agent_execution import AgentExecutor, RequestContext
     from a2a.server.events import EventQueue
     from a2a.server.tasks import TaskUpdater
-    from a2a.helpers import new_task_from_user_message, new_text_part
 
     class Echo(AgentExecutor):
         async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -373,7 +373,7 @@ async def test_an_a2a_bot_answers_send_message_over_service_rpc(tmp_path: Path) 
                 }
             },
         }
-        result, n, card = await call_approved(w, arguments)
+        result, _n, card = await call_approved(w, arguments)
         assert card.splitlines()[0] == "I want to call agent Acme over A2A: `SendMessage`."
         out = structured(result)
         assert out["transport"] == "rpc" and out["protocol"] == "a2a"
@@ -465,7 +465,7 @@ async def test_the_signing_key_is_one_per_bot_and_read_again_from_the_data_folde
         )
         async with other.serving(w.network.backend("other")) as second:
             whoami = {"method": "tools/call", "params": tool_call("whoami"), "protocol": "mcp"}
-            first, n, _ = await call_approved(
+            first, _n, _ = await call_approved(
                 w, {"target": bot.address, **whoami}, "/approve {n} calls"
             )
             keys = tmp_path / "agent" / "keys"
