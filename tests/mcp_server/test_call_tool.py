@@ -486,3 +486,126 @@ async def test_the_signing_key_is_one_per_bot_and_read_again_from_the_data_folde
             for path in keys.iterdir():
                 assert stat.S_IMODE(path.stat().st_mode) == 0o600
             assert stat.S_IMODE(keys.stat().st_mode) == 0o700
+
+
+class Hold:
+    """A tool that holds until released, and records whether it was cancelled."""
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+        self.release = anyio.Event()
+        self.cancelled = anyio.Event()
+        self.calls = 0
+
+    def tools(self) -> MCPServer[Any]:
+        tools = acme_tools()
+
+        @tools.tool(structured_output=False)
+        async def hold() -> str:
+            """Hold until the test releases it."""
+            self.calls += 1
+            self.started.set()
+            try:
+                await self.release.wait()
+            except anyio.get_cancelled_exc_class():
+                self.cancelled.set()
+                raise
+            return "released"
+
+        return tools
+
+
+def hold_call(bot: ResponderBot, transport: str) -> dict[str, Any]:
+    return {
+        "target": bot.address,
+        "protocol": "mcp",
+        "method": "tools/call",
+        "params": tool_call("hold"),
+        "transport": transport,
+    }
+
+
+async def test_the_agent_cancelling_a_call_in_a_conversation_cancels_the_bots_tool(
+    tmp_path: Path,
+) -> None:
+    hold = Hold()
+    async with calling_world(tmp_path, mcp=hold.tools()) as (w, bot):
+        before = len(w.owner.agent_messages())
+        with anyio.fail_after(WAIT_S):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(w.server.call, "call", hold_call(bot, "chat"))
+                message = await w.owner.watch.until(
+                    lambda: next(
+                        (
+                            m
+                            for m in w.owner.agent_messages()[before:]
+                            if text_of_item(m).startswith("I want to call")
+                        ),
+                        None,
+                    )
+                )
+                n = int(text_of_item(message).splitlines()[-1].split("'approve ")[1].split("'")[0])
+                await w.owner.say(f"/approve {n}")
+                await hold.started.wait()
+                tg.cancel_scope.cancel()
+            await hold.cancelled.wait()
+            failed = await w.owner.wait_message(
+                lambda t: t.startswith("I want to call") and "failed" in t
+            )
+        assert text_of_item(failed).splitlines()[-1] == (
+            "Approved by Alice; failed: `cancelled by the agent`."
+        )
+        assert not hold.release.is_set()
+
+
+async def test_a_call_cut_off_by_a_crash_is_never_sent_again_after_the_restart(
+    tmp_path: Path,
+) -> None:
+    hold = Hold()
+    bot = ResponderBot(
+        display_name="Acme", mcp=hold.tools(), data_dir=tmp_path / "acme", clock=None
+    )
+    async with anyio.create_task_group() as outer:
+        async with world(tmp_path, call_tool=True, durable_actions=True) as w:
+            await w.setup_owner()
+            bot = ResponderBot(
+                display_name="Acme", mcp=hold.tools(), data_dir=tmp_path / "acme", clock=w.clock
+            )
+            await outer.start(bot.serve, w.network.backend("acme"))
+            before = len(w.owner.agent_messages())
+            with anyio.fail_after(WAIT_S):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(w.server.call, "call", hold_call(bot, "rpc"))
+                    message = await w.owner.watch.until(
+                        lambda: next(
+                            (
+                                m
+                                for m in w.owner.agent_messages()[before:]
+                                if text_of_item(m).startswith("I want to call")
+                            ),
+                            None,
+                        )
+                    )
+                    card = text_of_item(message)
+                    n = int(card.splitlines()[-1].split("'approve ")[1].split("'")[0])
+                    await w.owner.say(f"/approve {n}")
+                    await hold.started.wait()
+                    await w.server.crash()
+                    tg.cancel_scope.cancel()
+            server = await w.restart(durable_actions=True, call_tool=True)
+            with anyio.fail_after(WAIT_S):
+                listed = structured(await server.call("list"))["actions"]
+                assert [(a["action"], a["tool"], a["state"]) for a in listed] == [
+                    (n, "call", "failed")
+                ]
+                again = structured(await server.call("call", hold_call(bot, "rpc")))
+                assert again["action"] == n and again["status"] == "failed"
+                assert again["error"].startswith("outcome unknown")
+                await w.owner.wait_message(
+                    lambda t: t.startswith("I want to call") and "outcome unknown" in t
+                )
+            # the bot got the call once: the restart did not send it again
+            assert hold.calls == 1
+            hold.release.set()
+            await bot.shutdown(grace_s=0)
+        outer.cancel_scope.cancel()
