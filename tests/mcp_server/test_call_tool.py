@@ -176,6 +176,21 @@ async def test_first_call_waits_for_the_card_then_the_answer_comes_back_signed(
         assert stat.S_IMODE(os.stat(key_files[0]).st_mode) == 0o600
 
 
+async def next_card(w: World, before: int) -> dict[str, Any]:
+    """The first call card among the agent's messages after the first ``before``."""
+    found: dict[str, Any] = await w.owner.watch.until(
+        lambda: next(
+            (
+                m
+                for m in w.owner.agent_messages()[before:]
+                if text_of_item(m).startswith("I want to call")
+            ),
+            None,
+        )
+    )
+    return found
+
+
 async def call_approved(
     w: World, arguments: dict[str, Any], command: str = "/approve {n}", **kwargs: Any
 ) -> tuple[Any, int, str]:
@@ -190,16 +205,7 @@ async def call_approved(
     with anyio.fail_after(WAIT_S):
         async with anyio.create_task_group() as tg:
             tg.start_soon(agent)
-            message = await w.owner.watch.until(
-                lambda: next(
-                    (
-                        m
-                        for m in w.owner.agent_messages()[before:]
-                        if text_of_item(m).startswith("I want to call")
-                    ),
-                    None,
-                )
-            )
+            message = await next_card(w, before)
             text = text_of_item(message)
             n = int(text.splitlines()[-1].split("'approve ")[1].split("'")[0])
             seen.append((n, text))
@@ -534,16 +540,7 @@ async def test_the_agent_cancelling_a_call_in_a_conversation_cancels_the_bots_to
         with anyio.fail_after(WAIT_S):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(w.server.call, "call", hold_call(bot, "chat"))
-                message = await w.owner.watch.until(
-                    lambda: next(
-                        (
-                            m
-                            for m in w.owner.agent_messages()[before:]
-                            if text_of_item(m).startswith("I want to call")
-                        ),
-                        None,
-                    )
-                )
+                message = await next_card(w, before)
                 n = int(text_of_item(message).splitlines()[-1].split("'approve ")[1].split("'")[0])
                 await w.owner.say(f"/approve {n}")
                 await hold.started.wait()
@@ -576,16 +573,7 @@ async def test_a_call_cut_off_by_a_crash_is_never_sent_again_after_the_restart(
             with anyio.fail_after(WAIT_S):
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(w.server.call, "call", hold_call(bot, "rpc"))
-                    message = await w.owner.watch.until(
-                        lambda: next(
-                            (
-                                m
-                                for m in w.owner.agent_messages()[before:]
-                                if text_of_item(m).startswith("I want to call")
-                            ),
-                            None,
-                        )
-                    )
+                    message = await next_card(w, before)
                     card = text_of_item(message)
                     n = int(card.splitlines()[-1].split("'approve ")[1].split("'")[0])
                     await w.owner.say(f"/approve {n}")
