@@ -597,3 +597,44 @@ async def test_a_call_cut_off_by_a_crash_is_never_sent_again_after_the_restart(
             hold.release.set()
             await bot.shutdown(grace_s=0)
         outer.cancel_scope.cancel()
+
+
+async def test_approve_chat_all_for_the_bots_contact_makes_its_calls_standing(
+    tmp_path: Path,
+) -> None:
+    async with calling_world(tmp_path) as (w, bot):
+        first, _, _ = await call_approved(w, availability(bot, transport="chat"))
+        chat = structured(first)["chat"]
+        await w.owner.say(f"/approve {chat} all")
+        await w.owner.wait_message(lambda t: t.startswith("Approved for bot Acme"))
+        cards = len(w.owner.agent_messages())
+        with anyio.fail_after(WAIT_S):
+            second = structured(await w.server.call("call", availability(bot, "sail")))
+        assert second["status"] == "done"
+        assert not any(
+            text_of_item(m).startswith("I want to call") for m in w.owner.agent_messages()[cards:]
+        )
+        outcome = await w.owner.wait_message(
+            lambda t: t.startswith("I called bot Acme") and "revoke" in t
+        )
+        assert text_of_item(outcome).splitlines()[-1] == (
+            f"Approved for this chat by Alice. /'revoke {chat}'"
+        )
+
+
+async def test_the_owners_help_names_approve_n_calls_only_with_the_option(tmp_path: Path) -> None:
+    async with world(tmp_path / "off") as w:
+        await w.setup_owner()
+        await w.owner.say("/approve 5 calls")
+        await w.owner.wait_message(
+            lambda t: (
+                t
+                == "Commands: /approve, /reject, /revoke, /pending, /list. Each card shows its commands."
+            )
+        )
+    async with world(tmp_path / "on", call_tool=True) as w:
+        await w.setup_owner()
+        await w.owner.say("/help")
+        await w.owner.wait_message(lambda t: "/approve N calls approves call N" in t)
+        await w.owner.say("/approve 5 calls")
+        await w.owner.wait_message(lambda t: t == "Action 5 is not a pending call.")
