@@ -141,8 +141,11 @@ class CallTool(ActionToolParts):
                 self._waiting.pop(key, None)
         if isinstance(outcome, dict):
             n = outcome.get("action")
-            extra = self._failures.pop(n, {}) if isinstance(n, int) else {}
-            return {**outcome, **extra}
+            if not isinstance(n, int):
+                return outcome
+            # decided without a perform (rejected, expired), or failed: nothing left to send
+            self._ready.pop(n, None)
+            return {**outcome, **self._failures.pop(n, {})}
         self.approvals.forget(outcome)
         if outcome.answer is None:
             # --durable-actions: done before a restart, and the answer is kept in memory only
@@ -331,11 +334,7 @@ class CallTool(ActionToolParts):
         prepared = await self._prepare(target, arguments)
         plan = prepared.plan
         standing, revoke = await self._standing(plan.address, prepared.contact)
-        subject = Subject(
-            kind=plan.peer_type if plan.peer_type in ("bot", "agent") else "bot",
-            name=plan.display_name,
-            simplex_name=plan.simplex_name,
-        )
+        subject = _subject(plan)
         params = arguments.get("params")
         params_json = dumps(params) if params is not None else None
 
@@ -399,8 +398,7 @@ class CallTool(ActionToolParts):
         if prepared is None:
             return None
         plan = prepared.plan
-        subject = Subject(kind="bot", name=plan.display_name, simplex_name=plan.simplex_name)
-        return plan.address, subject.phrase()
+        return plan.address, _subject(plan).phrase()
 
     async def perform(self, action: Action) -> None:
         """Perform an approved call: send the request, wait for the answer, keep it on the
@@ -532,6 +530,15 @@ class CallTool(ActionToolParts):
             text += f": {progress.message}"
         for ctx in list(self._waiting.get(action.key, [])):
             await ctx.progress(text)
+
+
+def _subject(plan: AddressPlan) -> Subject:
+    """What a call's card and replies name: ``bot Acme (@acme.simplex)``, or ``agent ...``."""
+    return Subject(
+        kind=plan.peer_type if plan.peer_type in ("bot", "agent") else "bot",
+        name=plan.display_name,
+        simplex_name=plan.simplex_name,
+    )
 
 
 def _object(value: Any) -> dict[str, Any]:
