@@ -3,6 +3,8 @@ the owner's ``/approve N calls`` and the card."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from simplex_protocols.declarations import ProtocolDeclaration
@@ -15,8 +17,11 @@ from simplex_protocols.mcp_server.call_flow import (
     read_target,
 )
 from simplex_protocols.mcp_server.cards import Outcome, Subject, call_card
+from simplex_protocols.mcp_server.cli import COMMAND_HELP, parse_args
+from simplex_protocols.mcp_server.config import ServeOptions, UsageError
 from simplex_protocols.mcp_server.control import OwnerCommand, parse_owner_command
 from simplex_protocols.mcp_server.errors import CallToolError
+from simplex_protocols.mcp_server.tools import TOOLS, ToolSpec, tool_specs
 
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
@@ -138,3 +143,24 @@ def test_the_call_cards_peer_text_is_code_spans_and_its_standing_form_names_call
     assert card.outcome(Outcome.STANDING, by="Alice").splitlines()[-1] == (
         "Approved for calls to this bot by Alice. /'revoke 7 calls'"
     )
+
+
+def test_the_option_is_off_by_default_and_shows_in_serve_help() -> None:
+    plain = parse_args(["serve", "my-agent"])
+    calling = parse_args(["serve", "my-agent", "--call-tool"])
+    assert isinstance(plain, ServeOptions) and not plain.call_tool
+    assert isinstance(calling, ServeOptions) and calling.call_tool
+    assert re.search(r"^  --call-tool\b", COMMAND_HELP["serve"], re.MULTILINE)
+    with pytest.raises(UsageError, match=r"^--call-tool takes no value$"):
+        parse_args(["serve", "my-agent", "--call-tool=yes"])
+
+
+def test_the_list_schema_has_call_actions_only_with_the_tool() -> None:
+    def tools_enum(specs: tuple[ToolSpec, ...]) -> list[str]:
+        spec = next(s for s in specs if s.name == "list")
+        actions = spec.output_schema["properties"]["actions"]
+        return list(actions["items"]["properties"]["tool"]["enum"])
+
+    assert tools_enum(tool_specs()) == ["connect", "send", "leave"]
+    assert tools_enum(tool_specs(call_tool=True)) == ["connect", "send", "leave", "call"]
+    assert tool_specs() == TOOLS
