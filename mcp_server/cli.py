@@ -40,7 +40,7 @@ from .config import (
     ServeOptions,
     UsageError,
 )
-from .hosts import HOSTS
+from .host_names import HOSTS
 
 if TYPE_CHECKING:
     from simplex_protocols.coretext import mk_valid_name as mk_valid_name

@@ -29,7 +29,9 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
+
+from .host_names import HOSTS
 
 __all__ = [
     "HOSTS",
@@ -42,9 +44,6 @@ __all__ = [
     "stdio_entry",
     "write_config",
 ]
-
-#: ``--host`` values; ``claude-code`` (the plan's, through its CLI) is the default.
-HOSTS: Final = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "json")
 
 
 class HostConfigError(Exception):
