@@ -17,22 +17,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._model import SEVERITY as SEVERITY
-from ._model import CallerOptions as CallerOptions
-from ._model import CheckRun as CheckRun
-from ._model import CheckSpec as CheckSpec
-from ._model import ClockMode as ClockMode
-from ._model import LiveOptions as LiveOptions
-from ._model import Mutant as Mutant
-from ._model import OptionsError as OptionsError
-from ._model import Outcome as Outcome
-from ._model import Profile as Profile
-from ._model import RunOptions as RunOptions
-from ._model import TargetUnreachableError as TargetUnreachableError
-from ._model import Verdict as Verdict
-from ._model import failure_verdict as failure_verdict
-from ._model import matches_filter as matches_filter
-from ._model import worst as worst
+# The enumerations and errors are cheap; the dataclasses of ``_model`` load on first use, so
+# that the command line's ``--help`` (which imports this package) does not build them.
+from ._model_kinds import SEVERITY as SEVERITY
+from ._model_kinds import ClockMode as ClockMode
+from ._model_kinds import OptionsError as OptionsError
+from ._model_kinds import Profile as Profile
+from ._model_kinds import TargetUnreachableError as TargetUnreachableError
+from ._model_kinds import Verdict as Verdict
+from ._model_kinds import worst as worst
 
 if TYPE_CHECKING:
     from ._baseline import Baseline as Baseline
@@ -42,6 +35,15 @@ if TYPE_CHECKING:
     from ._coverage import measure_coverage as measure_coverage
     from ._driver import DriverProcess as DriverProcess
     from ._driver import InProcessImplementation as InProcessImplementation
+    from ._model import CallerOptions as CallerOptions
+    from ._model import CheckRun as CheckRun
+    from ._model import CheckSpec as CheckSpec
+    from ._model import LiveOptions as LiveOptions
+    from ._model import Mutant as Mutant
+    from ._model import Outcome as Outcome
+    from ._model import RunOptions as RunOptions
+    from ._model import failure_verdict as failure_verdict
+    from ._model import matches_filter as matches_filter
     from ._report import ExitCode as ExitCode
     from ._report import Report as Report
     from ._selftest import SelftestOptions as SelftestOptions
@@ -53,6 +55,15 @@ if TYPE_CHECKING:
 #: Names loaded on first use, so that importing ``conformance`` (which every runner and the
 #: vector operations do) stays light.
 _LAZY = {
+    "CallerOptions": "_model",
+    "CheckRun": "_model",
+    "CheckSpec": "_model",
+    "LiveOptions": "_model",
+    "Mutant": "_model",
+    "Outcome": "_model",
+    "RunOptions": "_model",
+    "failure_verdict": "_model",
+    "matches_filter": "_model",
     "Baseline": "_baseline",
     "apply_baseline": "_baseline",
     "load_baseline": "_baseline",

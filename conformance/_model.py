@@ -13,11 +13,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from fnmatch import fnmatchcase
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+# The enumerations and errors that the command line needs to build its parser live apart, so
+# that ``--help`` does not build the dataclasses below; they are re-exported here unchanged.
+from ._model_kinds import (
+    SEVERITY,
+    ClockMode,
+    OptionsError,
+    Profile,
+    TargetUnreachableError,
+    Verdict,
+    worst,
+)
 
 if TYPE_CHECKING:
     from simplex_protocols.core import CoreOption
@@ -43,73 +54,6 @@ __all__ = [
     "requirement_summaries",
     "worst",
 ]
-
-
-class Verdict(StrEnum):
-    """The outcome of one check on one transport, or the roll-up of a requirement.
-
-    - ``PASS``: measured, conforms.
-    - ``FAIL``: measured, breaks a MUST-level requirement (or a declarative must).
-    - ``WARN``: measured, breaks a SHOULD-level requirement or a derived consistency check.
-    - ``ACCEPTABLE``: measured; the behaviour is inside the allowed set of a recorded ambiguity or
-      of an ``acceptable`` vector; the outcome names the ambiguity or flag.
-    - ``NA``: does not apply: the target does not declare what the check needs.
-    - ``UNTESTABLE``: would apply, but a prerequisite is missing (a fixture tool, a group, a
-      second identity, the message budget); never green, never blamed on the protocol.
-    - ``FLAKY``: failed, then passed on an allowed retry (only with a baseline ``flaky`` entry).
-    - ``ERROR``: the harness or the infrastructure failed (router unreachable, core refused).
-    """
-
-    PASS = "PASS"
-    FAIL = "FAIL"
-    WARN = "WARN"
-    ACCEPTABLE = "ACCEPTABLE"
-    NA = "NA"
-    UNTESTABLE = "UNTESTABLE"
-    FLAKY = "FLAKY"
-    ERROR = "ERROR"
-
-    @property
-    def measured(self) -> bool:
-        """Whether this verdict is a measurement of the target (PASS, FAIL, WARN, ACCEPTABLE, FLAKY)."""
-        return self in (
-            Verdict.PASS,
-            Verdict.FAIL,
-            Verdict.WARN,
-            Verdict.ACCEPTABLE,
-            Verdict.FLAKY,
-        )
-
-
-#: Worst first: the roll-up of several verdicts is the one with the lowest index here.
-SEVERITY: tuple[Verdict, ...] = (
-    Verdict.ERROR,
-    Verdict.FAIL,
-    Verdict.UNTESTABLE,
-    Verdict.WARN,
-    Verdict.FLAKY,
-    Verdict.ACCEPTABLE,
-    Verdict.PASS,
-    Verdict.NA,
-)
-
-
-def worst(verdicts: Sequence[Verdict]) -> Verdict:
-    """The roll-up of several verdicts; ``NA`` for none."""
-    if not verdicts:
-        return Verdict.NA
-    return min(verdicts, key=SEVERITY.index)
-
-
-class Profile(StrEnum):
-    """Which targets a live check is for.
-
-    ``FIXTURE``: the target implements the suite's documented fixture tools and behaviours.
-    ``BLACKBOX``: read-only probes that any production bot can answer.
-    """
-
-    FIXTURE = "fixture"
-    BLACKBOX = "blackbox"
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,33 +204,6 @@ class CheckRun:
 # The options the command line hands to the live runner (``simplex_protocols.conformance.live.run_bot``) and to
 # the caller-side harness (``simplex_protocols.conformance.caller.run_caller``). Both return ``list[CheckRun]``,
 # one per check and transport, in the order they ran.
-
-
-class ClockMode(StrEnum):
-    """Which clock a run uses.
-
-    ``MANUAL``: an injected :class:`simplex_protocols._clock.ManualClock` that moves only when
-    the runner advances it (the simulated network: deterministic, timeouts without sleeping).
-    ``SYSTEM``: the wall clock (a real core and a real target).
-    """
-
-    MANUAL = "manual"
-    SYSTEM = "system"
-
-
-class OptionsError(ValueError):
-    """The options cannot be run as given (a malformed target, an unknown check or profile).
-
-    A runner raises it before sending anything; the command line exits 64 with its message.
-    """
-
-
-class TargetUnreachableError(ConnectionError):
-    """The target (or the core, or the client under test) could not be reached at all.
-
-    A runner raises it when nothing can be measured; the command line exits 3. A failure that
-    concerns one check only is that check's ``ERROR`` outcome instead.
-    """
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,23 +26,14 @@ import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeAlias
 
 from simplex_protocols import __version__
 from simplex_protocols._docs_url import doc_url
 from simplex_protocols._groups import run_interruptible
 from simplex_protocols._stdio import OUTPUT_CLOSED_EXIT, OutputClosedError, guard_output
 
-from ._model import (
-    CallerOptions,
-    CheckRun,
-    ClockMode,
-    LiveOptions,
-    OptionsError,
-    Profile,
-    TargetUnreachableError,
-    Verdict,
-)
+from ._model_kinds import ClockMode, OptionsError, Profile, TargetUnreachableError, Verdict
 
 # Baselines, provenance and reports are imported by the functions that use them, so that
 # ``--help`` and ``--version`` parse the arguments without them: provenance alone loads
@@ -50,6 +41,7 @@ from ._model import (
 # command line together.
 if TYPE_CHECKING:
     from ._baseline import Baseline
+    from ._model import CallerOptions, CheckRun, LiveOptions
     from ._report import ProgressLine, Report
     from .live import BotOutput
 
@@ -587,7 +579,7 @@ def _cmd_vectors(ctx: _Context, args: argparse.Namespace) -> int:
 
 #: Called with a run's check runs (none when the target was unreachable); returns notes for
 #: the report and reasons the run fails beyond its verdicts.
-_AfterRun = Callable[[list[CheckRun]], tuple[list[str], list[str]]]
+_AfterRun: TypeAlias = "Callable[[list[CheckRun]], tuple[list[str], list[str]]]"
 
 
 def _clock_for(args: argparse.Namespace) -> ClockMode:
@@ -757,7 +749,9 @@ def _cmd_bot(ctx: _Context, args: argparse.Namespace) -> int:
         core = "sim (started by the suite)"
         target = f"command:{args.bot_command}"
     else:
-        options = LiveOptions(**fields)
+        from . import _model
+
+        options = _model.LiveOptions(**fields)
         core = "sim (builtin)" if args.builtin else (str(args.core) if args.core else "default")
         target = args.target or f"builtin:{args.builtin}"
     return _run_delegated(
@@ -828,7 +822,9 @@ def _cmd_caller(ctx: _Context, args: argparse.Namespace) -> int:
     transports = _subset(args.transport, ("chat", "rpc"), "--transport")
     if not transports:
         raise UsageError("--transport: name chat, rpc or both")
-    options = CallerOptions(
+    from . import _model
+
+    options = _model.CallerOptions(
         command=args.client,
         builtin=args.builtin,
         protocols=_subset(args.protocol, ("mcp", "a2a"), "--protocol"),
