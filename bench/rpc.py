@@ -7,6 +7,8 @@ Measures, each N sequential ``tools/call`` of one small tool (``availability``):
 
 - **bot over Service RPC**: a second simulated user calls the bot with
   ``ServiceRPCRequester.request`` (one ``/_service_request`` per call);
+- the same over Service RPC with the tool written as ``async def`` (the SDK runs a plain
+  ``def`` tool in a worker thread, and awaits a coroutine on the event loop);
 - **bot over /_call**: the same user calls it in a conversation with ``ChatCaller.call``
   (one command, one quoting reply);
 - baseline **bare service request**: the simulator's own round trip, a ``/_service_request``
@@ -62,6 +64,13 @@ def build_tools(gate: dict[str, Any] | None = None) -> MCPServer[Any]:
 
     @tools.tool(structured_output=False)
     def availability(item: str) -> str:
+        return f"12 {item}s are in stock."
+
+    # The same tool written as a coroutine: the SDK awaits it on the event loop, where it runs a
+    # plain ``def`` tool in a worker thread (the bot passes the author's function through as it
+    # is, so both rows are what a tool author gets).
+    @tools.tool(structured_output=False)
+    async def availability_async(item: str) -> str:
         return f"12 {item}s are in stock."
 
     @tools.tool(structured_output=False)
@@ -214,7 +223,7 @@ async def bare_round_trips(calls: int) -> tuple[Figures, Figures]:
     return rpc, chat
 
 
-async def bot_round_trips(calls: int, data: Path) -> tuple[Figures, Figures]:
+async def bot_round_trips(calls: int, data: Path) -> tuple[Figures, Figures, Figures]:
     network = SimNetwork(seed=6)
     alice = network.add_user("alice")
     bot = ResponderBot(display_name="Bench", mcp=build_tools(), data_dir=data / "bot")
@@ -228,6 +237,11 @@ async def bot_round_trips(calls: int, data: Path) -> tuple[Figures, Figures]:
             await requester.request(bot.address, "mcp", tool_call(i))
 
         rpc = await measure("bot over Service RPC", calls, rpc_once)
+
+        async def rpc_async_once(i: int) -> None:
+            await requester.request(bot.address, "mcp", tool_call(i, "availability_async"))
+
+        rpc_async = await measure("  same, async def tool", calls, rpc_async_once)
         contact = await connect(core, alice.user_id, bot.address)
         caller = ChatCaller(core)
 
@@ -239,7 +253,7 @@ async def bot_round_trips(calls: int, data: Path) -> tuple[Figures, Figures]:
             assert result.completed
 
         chat = await measure("bot over /_call", calls, chat_once)
-    return rpc, chat
+    return rpc, rpc_async, chat
 
 
 def make_gate(expected: int) -> dict[str, Any]:
@@ -379,7 +393,7 @@ async def main(calls: int, concurrent: int) -> None:
         data = Path(tmp)
         sdk = await sdk_in_process(calls)
         bare_rpc, bare_chat = await bare_round_trips(calls)
-        bot_rpc, bot_chat = await bot_round_trips(calls, data)
+        bot_rpc, bot_rpc_async, bot_chat = await bot_round_trips(calls, data)
         print(f"MCP tools/call, {calls} sequential calls each (after {WARMUP} to warm up)")
         print(f"{'':24} {'calls':>11}  {'latency':>14}  {'':>15}  ratio of p50 to")
         for figures in (sdk, bare_rpc, bare_chat):
@@ -388,12 +402,14 @@ async def main(calls: int, concurrent: int) -> None:
                 f"p99 {figures.p99 * 1e3:7.3f} ms  (baseline)"
             )
         print(row(bot_rpc, [bare_rpc, sdk]))
+        print(row(bot_rpc_async, [bare_rpc, sdk]))
         print(row(bot_chat, [bare_chat, bare_rpc, sdk]))
         print()
         print(f"{'CPU time per call':24} {'':>10} ratio to")
         for figures in (sdk, bare_rpc, bare_chat):
             print(f"{figures.name:24} {figures.cpu_per_call * 1e3:7.3f} ms  (baseline)")
         print(cpu_row(bot_rpc, [bare_rpc, sdk]))
+        print(cpu_row(bot_rpc_async, [bare_rpc, sdk]))
         print(cpu_row(bot_chat, [bare_chat, bare_rpc, sdk]))
         at_once = await load_run(concurrent, data, concurrent=True)
         in_turn = await load_run(concurrent, data, concurrent=False)
