@@ -29,7 +29,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import nacl.bindings as _sodium
 import nacl.exceptions
@@ -37,17 +37,25 @@ import nacl.exceptions
 from simplex_protocols.errors import SignatureError
 from simplex_protocols.rpc import PublicKey, SigningKey
 
+if TYPE_CHECKING:
+    from a2a.types.a2a_pb2 import AgentCard
+
 __all__ = [
     "IDENTITY_PARAMETER",
+    "IDENTITY_SCHEME",
     "IDENTITY_WINDOW_S",
     "Identity",
     "identity_digest",
     "make_identity",
     "verify_identity",
+    "with_identity_scheme",
 ]
 
 #: The service parameter (and API-key header name of the card's scheme) of the credential.
 IDENTITY_PARAMETER: Final = "SimpleX-Identity"
+
+#: The name of the security scheme in the Agent Card's ``securitySchemes``.
+IDENTITY_SCHEME: Final = "simplexIdentity"
 
 #: How far the credential's time may be from the bot's clock, either way, in seconds.
 IDENTITY_WINDOW_S: Final = 300
@@ -199,3 +207,33 @@ def verify_identity(
             "the identity signature does not verify", code="bad_signature"
         ) from None
     return Identity(key=key, time=time)
+
+
+def with_identity_scheme(card: AgentCard) -> AgentCard:
+    """A copy of ``card`` that declares the identity as an optional API-key scheme.
+
+    A2A-AUTHZ-3: the credential arrives as the scheme's service parameter, here the header
+    :data:`IDENTITY_PARAMETER`. The scheme is optional: ``securityRequirements`` gets an empty
+    alternative (no scheme at all, as OpenAPI writes ``{}``) beside the identity, so a caller
+    without it is served as before. A card that already lists requirements keeps them, and
+    gains the identity as one more alternative.
+    """
+    from a2a.types.a2a_pb2 import AgentCard, SecurityRequirement
+
+    out = AgentCard()
+    out.CopyFrom(card)
+    scheme = out.security_schemes[IDENTITY_SCHEME].api_key_security_scheme
+    scheme.location = "header"
+    scheme.name = IDENTITY_PARAMETER
+    scheme.description = (
+        "Optional: v1.<signerKey>.<time>.<signature>, an Ed25519 key proved for one request, "
+        "so that one caller owns its tasks across conversations and replicas"
+    )
+    existing = list(out.security_requirements)
+    wanted = [SecurityRequirement()] if not existing else []
+    identity = SecurityRequirement()
+    identity.schemes[IDENTITY_SCHEME].SetInParent()
+    if identity not in existing:
+        wanted.append(identity)
+    out.security_requirements.extend(wanted)
+    return out

@@ -6,11 +6,13 @@ from typing import Any
 
 import pytest
 
+from simplex_protocols.bindings._a2a_card import card_credential_names
 from simplex_protocols.bindings._a2a_identity import (
     IDENTITY_WINDOW_S,
     identity_digest,
     make_identity,
     verify_identity,
+    with_identity_scheme,
 )
 from simplex_protocols.errors import SignatureError
 from simplex_protocols.rpc import SigningKey
@@ -148,3 +150,24 @@ def test_a_negative_time_cannot_be_signed() -> None:
     with pytest.raises(SignatureError) as caught:
         make_identity(KEY, SERVICE, -1, _request())
     assert caught.value.code == "bad_identity_time"
+
+
+def test_the_card_declares_the_identity_as_an_optional_header_scheme() -> None:
+    from a2a.types.a2a_pb2 import AgentCard
+
+    from simplex_protocols.bindings.a2a import agent_card_json
+
+    card = with_identity_scheme(AgentCard(name=SERVICE))
+    shown = agent_card_json(card)
+    scheme = shown["securitySchemes"]["simplexIdentity"]["apiKeySecurityScheme"]
+    assert scheme["location"] == "header"
+    assert scheme["name"] == "SimpleX-Identity"
+    # The empty alternative: a caller without the credential meets a requirement too.
+    assert [r.get("schemes", {}) for r in shown["securityRequirements"]] == [
+        {},
+        {"simplexIdentity": {}},
+    ]
+    # A2A-AUTHZ-3 / A2A-AUTHZ-4: the parameter counts as a credential (never sent in a group).
+    assert "simplex-identity" in card_credential_names(card)
+    # Applying it twice changes nothing.
+    assert with_identity_scheme(card) == card
