@@ -37,6 +37,8 @@ import nacl.exceptions
 from simplex_protocols.errors import SignatureError
 from simplex_protocols.rpc import PublicKey, SigningKey
 
+from ._a2a_wire import SERVICE_PARAMETERS_MEMBER
+
 if TYPE_CHECKING:
     from a2a.types.a2a_pb2 import AgentCard
 
@@ -45,6 +47,7 @@ __all__ = [
     "IDENTITY_SCHEME",
     "IDENTITY_WINDOW_S",
     "Identity",
+    "add_identity",
     "identity_digest",
     "make_identity",
     "verify_identity",
@@ -142,6 +145,29 @@ def make_identity(key: SigningKey, service: str, time: int, request: Mapping[str
     signed: bytes = _sodium.crypto_sign(identity_digest(service, time, request), secret)
     signature = base64.urlsafe_b64encode(signed[:_SIGNATURE_BYTES]).decode("ascii")
     return ".".join((_VERSION, key.public_key.encode(), str(time), signature))
+
+
+def add_identity(
+    request: Mapping[str, Any], key: SigningKey, service: str, time: int
+) -> dict[str, Any]:
+    """A copy of an A2A JSON-RPC request whose service parameters carry the credential.
+
+    Only for a direct conversation: a caller never sends a credential in a group
+    (A2A-AUTHZ-4). A ``SimpleX-Identity`` already among the parameters is replaced.
+
+    Raises:
+        SignatureError: as :func:`make_identity`.
+    """
+    out = dict(request)
+    members = out.get(SERVICE_PARAMETERS_MEMBER)
+    parameters = {
+        name: value
+        for name, value in (members.items() if isinstance(members, Mapping) else ())
+        if name.lower() != IDENTITY_PARAMETER.lower()
+    }
+    parameters[IDENTITY_PARAMETER] = make_identity(key, service, time, out)
+    out[SERVICE_PARAMETERS_MEMBER] = parameters
+    return out
 
 
 def _signature_of(text: str) -> bytes:

@@ -56,10 +56,11 @@ from starlette.responses import JSONResponse
 
 from simplex_protocols import _wire
 from simplex_protocols._clock import Clock, SystemClock
-from simplex_protocols.errors import BindingConfigError
+from simplex_protocols.errors import BindingConfigError, SignatureError
 from simplex_protocols.transports import Caller, Emit, EnvelopeOutcome
 
 from ._a2a_card import card_credential_names, with_simplex_interface
+from ._a2a_identity import IDENTITY_PARAMETER, verify_identity, with_identity_scheme
 from ._a2a_store import MAX_ID_CHARS, StoreParts, open_store
 from ._a2a_wire import (
     A2A_PROTOCOL,
@@ -82,6 +83,9 @@ __all__ = [
 ]
 
 _log = logging.getLogger("simplex_protocols.bindings.a2a")
+
+#: The identity credential as the service parameters arrive here (names folded to lower case).
+_IDENTITY_HEADER: Final = IDENTITY_PARAMETER.lower()
 
 #: After a one-shot task runs out of its Service RPC budget, how long the binding waits for
 #: the agent to cancel it before answering ``conversation_required`` anyway.
@@ -382,6 +386,12 @@ class A2ABinding:
             and context pins are kept as the scope's, so two bots on one database keep their
             callers apart (a caller key such as ``chat:@17`` is only this bot's contact 17).
             ``ResponderBot`` sets one when given a ``task_database``.
+        identities: accept the ``SimpleX-Identity`` credential (the card then declares it as
+            an optional API-key scheme, A2A-AUTHZ-3): a caller in a direct conversation who
+            proves an Ed25519 key for the request is that key, and owns its tasks and
+            contexts as the key, in every conversation and at every replica of the service
+            that shares the task database and the owner scope (docs/bindings-a2a.md,
+            "Identities"). Callers without it are served as before.
 
     Raises:
         BindingConfigError: ``bad_version`` (a version not Major.Minor, not 1.x, or none),
@@ -404,6 +414,7 @@ class A2ABinding:
         clock: Clock | None = None,
         sdk_logger: logging.Logger | None = None,
         owner_scope: str | None = None,
+        identities: bool = False,
     ) -> None:
         versions = tuple(versions)
         if not versions:
@@ -432,9 +443,13 @@ class A2ABinding:
         self._authenticate = authenticate
         self._history_length = history_length
         self._clock: Clock = clock if clock is not None else SystemClock()
+        self._identities = identities
         self._credential_names = card_credential_names(agent_card) | card_credential_names(
             extended_card
         )
+        if identities:
+            # A credential like any other: never taken from a group (AMB-24, reading A).
+            self._credential_names |= {_IDENTITY_HEADER}
         self.set_address(address)
         self._store: StoreParts = open_store(database, _owner_of, owner_scope=owner_scope)
         self._executor = agent_executor
@@ -512,6 +527,8 @@ class A2ABinding:
         card.capabilities.extended_agent_card = True  # A2A-CARD-2: GetExtendedAgentCard answers
         if address is not None:
             card = with_simplex_interface(card, address, self._versions)
+        if self._identities:
+            card = with_identity_scheme(card)
         self._address = address
         self._served_card = card
         handler = getattr(self, "_handler", None)
@@ -528,6 +545,8 @@ class A2ABinding:
             extended.capabilities.extended_agent_card = True
             if self._address is not None:
                 extended = with_simplex_interface(extended, self._address, self._versions)
+            if self._identities:
+                extended = with_identity_scheme(extended)
             return extended
         return self._served_card
 
@@ -587,8 +606,20 @@ class A2ABinding:
             # AMB-24 (reading A): a credential received in a group is not used; the request
             # is answered as for a caller without one.
             headers = {k: v for k, v in headers.items() if k not in self._credential_names}
-        elif self._authenticate is not None and any(k in headers for k in self._credential_names):
-            user_name = self._authenticate(caller, dict(headers))
+        else:
+            if self._identities and _IDENTITY_HEADER in headers:
+                proved = self._identity_owner(request, headers.pop(_IDENTITY_HEADER))
+                if isinstance(proved, SignatureError):
+                    return _error(
+                        rid,
+                        InvalidRequestError(
+                            message=f"The SimpleX-Identity credential is refused: {proved}",
+                            data={"code": proved.code},
+                        ),
+                    )
+                owner = proved
+            if self._authenticate is not None and any(k in headers for k in self._credential_names):
+                user_name = self._authenticate(caller, dict(headers))
         call = _Call(
             caller=caller,
             owner=owner,
@@ -608,6 +639,25 @@ class A2ABinding:
         except (TypeError, ValueError):
             return _error(rid, InvalidRequestError(message="The request is not JSON"))
         return body, call
+
+    def _identity_owner(self, request: Mapping[str, Any], credential: str) -> str | SignatureError:
+        """The owner a valid ``SimpleX-Identity`` proves, or why it is refused.
+
+        The service it must name is the Agent Card's ``name``: every replica of a service
+        serves one card, and another service's card differs, so a credential made for one
+        service is refused by another.
+        """
+        try:
+            identity = verify_identity(
+                credential,
+                service=self._base_card.name,
+                request=request,
+                now=self._clock.wall(),
+            )
+        except SignatureError as exc:
+            _log.info("a SimpleX-Identity credential was refused (%s)", exc.code)
+            return exc
+        return identity.owner
 
     def _with_history_length(self, body: dict[str, Any]) -> dict[str, Any]:
         params = body.get("params")

@@ -16,12 +16,17 @@ from typing import TYPE_CHECKING, Any
 from a2a.client.transports.base import ClientTransport
 from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 
-from simplex_protocols._clock import Clock
-from simplex_protocols.core import ChatAPI, ChatCore
-from simplex_protocols.errors import ConversationRequiredError, JSONRPCResponseError
-from simplex_protocols.rpc import KeyStore
+from simplex_protocols._clock import Clock, SystemClock
+from simplex_protocols.core import ChatAPI, ChatCore, GroupRef
+from simplex_protocols.errors import (
+    CallFormatError,
+    ConversationRequiredError,
+    JSONRPCResponseError,
+)
+from simplex_protocols.rpc import KeyStore, SigningKey
 
 from ._a2a_client import _parse, build_a2a_request, read_result, read_stream_item, read_task
+from ._a2a_identity import add_identity
 from ._a2a_wire import DEFAULT_A2A_VERSION, is_final_message
 from ._simplex_client import DEFAULT_CONNECT_WAIT_S, BotLink, TransportChoice
 
@@ -76,6 +81,12 @@ class SimplexA2ATransport(ClientTransport):
         timeout_s: how long each call may take (default 30 s).
         clock: the clock of the waits.
         connect_wait_s: how long a new conversation may take to be accepted.
+        identity_key: prove this Ed25519 key in every request sent in the conversation (the
+            ``SimpleX-Identity`` credential, for a bot whose card declares it): the bot then
+            knows the caller as the key, so its tasks can be read and cancelled in another
+            conversation, at another replica of the service. Use one key per service (by its
+            card's ``name``), as for signing. Never sent in a group (A2A-AUTHZ-4): a bot
+            reached in a business chat raises ``CallFormatError`` (``credential_in_group``).
 
     An error answer of the agent is raised as
     :class:`~simplex_protocols.errors.JSONRPCResponseError` (``.jsonrpc_code``: -32001 task not
@@ -102,6 +113,7 @@ class SimplexA2ATransport(ClientTransport):
         timeout_s: float | None = None,
         clock: Clock | None = None,
         connect_wait_s: float = DEFAULT_CONNECT_WAIT_S,
+        identity_key: SigningKey | None = None,
     ) -> None:
         if isinstance(core, str):
             raise ValueError("the A2A transport takes an entered ChatCore, not a --core string")
@@ -112,8 +124,10 @@ class SimplexA2ATransport(ClientTransport):
         self.version = version
         self.sign = sign
         self.timeout_s = timeout_s
+        self.identity_key = identity_key
+        self._clock: Clock = clock if clock is not None else SystemClock()
         self.link = BotLink(
-            url, core=core, clock=clock, key_store=key_store, connect_wait_s=connect_wait_s
+            url, core=core, clock=self._clock, key_store=key_store, connect_wait_s=connect_wait_s
         )
         self._entered = False
 
@@ -129,6 +143,20 @@ class SimplexA2ATransport(ClientTransport):
 
     async def _in_conversation(self, request: dict[str, Any]) -> list[Mapping[str, Any]]:
         link = await self._ready()
+        if self.identity_key is not None:
+            conversation = await link.conversation()
+            if isinstance(conversation.chat, GroupRef):
+                # A2A-AUTHZ-4: a caller never sends a request that carries a credential in
+                # a group; a business chat is one.
+                raise CallFormatError(
+                    "the bot is reached in a business chat, a group: an identity is never "
+                    "sent there",
+                    code="credential_in_group",
+                    requirement="A2A-AUTHZ-4",
+                )
+            request = add_identity(
+                request, self.identity_key, self.card.name, int(self._clock.wall())
+            )
         result = await link.call(
             "a2a",
             request,

@@ -17,6 +17,11 @@ SDK client: :class:`SimplexA2ATransport` is a client transport of the ``a2a-sdk`
 card's SimpleX interface; register :func:`simplex_transport_producer` with its
 ``ClientFactory`` and the SDK's ``Client`` calls the agent over SimpleX.
 
+Identities: :func:`add_identity` puts a ``SimpleX-Identity`` credential
+(:data:`IDENTITY_PARAMETER`) into a request, :func:`make_identity` and :func:`verify_identity`
+make and check one, and :func:`with_identity_scheme` declares it on a card (``A2ABinding(...,
+identities=True)`` does that and accepts it).
+
 Agent Card: :func:`simplex_interface`, :func:`with_simplex_interface` and
 :func:`agent_card_json` (for a website's :data:`AGENT_CARD_WELL_KNOWN_PATH`).
 
@@ -42,6 +47,12 @@ from ._a2a_client import read_stream_item as read_stream_item
 from ._a2a_client import read_task as read_task
 from ._a2a_client import task_id_of as task_id_of
 from ._a2a_client import text_of as text_of
+from ._a2a_identity import IDENTITY_PARAMETER as IDENTITY_PARAMETER
+from ._a2a_identity import Identity as Identity
+from ._a2a_identity import add_identity as add_identity
+from ._a2a_identity import make_identity as make_identity
+from ._a2a_identity import verify_identity as verify_identity
+from ._a2a_identity import with_identity_scheme as with_identity_scheme
 from ._a2a_server import A2ABinding as A2ABinding
 from ._a2a_server import Authenticate as Authenticate
 from ._a2a_transport import SimplexA2ATransport as SimplexA2ATransport
@@ -58,11 +69,14 @@ __all__ = [
     "A2A_BINDING_URI",
     "AGENT_CARD_WELL_KNOWN_PATH",
     "DEFAULT_A2A_VERSION",
+    "IDENTITY_PARAMETER",
     "STREAMING_METHODS",
     "A2ABinding",
     "Authenticate",
+    "Identity",
     "RequestID",
     "SimplexA2ATransport",
+    "add_identity",
     "agent_card_json",
     "build_a2a_request",
     "build_send_message",
@@ -71,6 +85,7 @@ __all__ = [
     "check_no_credentials_in_group",
     "ends_stream",
     "is_final_message",
+    "make_identity",
     "read_result",
     "read_send_message_result",
     "read_stream_item",
@@ -80,6 +95,8 @@ __all__ = [
     "stream_item_state",
     "task_id_of",
     "text_of",
+    "verify_identity",
+    "with_identity_scheme",
     "with_simplex_interface",
 ]
 
