@@ -5,9 +5,11 @@ from __future__ import annotations
 import heapq
 import math
 from collections import OrderedDict, deque
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
-__all__ = ["RateLimit", "RateLimiter"]
+__all__ = ["MemoryRateCounter", "RateCounter", "RateLimit", "RateLimiter"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +137,70 @@ class RateLimiter:
             self._open.move_to_end(key)
             while len(self._open) > self._max_keys:
                 self._open.popitem(last=False)
+
+
+@runtime_checkable
+class RateCounter(Protocol):
+    """Where a responder counts requests against its limits: in memory, or shared.
+
+    Several processes serving one service share one counter (for example in PostgreSQL), so a
+    caller cannot multiply its limit by the number of processes.
+    """
+
+    async def admit(
+        self, checks: Sequence[tuple[str, RateLimit]], *, now: float, wall: float
+    ) -> int | None:
+        """Count one request against every ``(key, limit)`` of ``checks``, when all admit it.
+
+        Every check is asked before any counts, so a request one of them refuses is counted by
+        none.
+
+        Args:
+            checks: the keys and the limit of each (a key is counted under its own limit).
+            now: the time on the responder's monotonic clock (a counter in one process).
+            wall: the time on the responder's wall clock (a counter shared by processes).
+
+        Returns:
+            ``None`` when the request is admitted, else the whole number of seconds after which
+            one will be (at least 1).
+        """
+        ...
+
+
+class MemoryRateCounter:
+    """A :class:`RateCounter` in this process: one :class:`RateLimiter` per limit.
+
+    Args:
+        max_keys: as :class:`RateLimiter`.
+    """
+
+    def __init__(self, *, max_keys: int = 10_000) -> None:
+        self._max_keys = max_keys
+        self._limiters: dict[RateLimit, RateLimiter] = {}
+
+    def limiter(self, limit: RateLimit) -> RateLimiter:
+        """The limiter that counts the keys of ``limit``."""
+        limiter = self._limiters.get(limit)
+        if limiter is None:
+            limiter = self._limiters[limit] = RateLimiter(limit, max_keys=self._max_keys)
+        return limiter
+
+    def admit_now(self, checks: Sequence[tuple[str, RateLimit]], now: float) -> int | None:
+        """:meth:`admit`, without awaiting (on the monotonic clock)."""
+        limiters = [(self.limiter(limit), key) for key, limit in checks]
+        for limiter, key in limiters:
+            retry_after = limiter.retry_after(key, now)
+            if retry_after is not None:
+                return retry_after
+        for limiter, key in limiters:
+            limiter.record(key, now)
+        return None
+
+    async def admit(
+        self, checks: Sequence[tuple[str, RateLimit]], *, now: float, wall: float
+    ) -> int | None:
+        """See :meth:`RateCounter.admit`; counted on ``now``."""
+        return self.admit_now(checks, now)
 
 
 def _pruned(window: deque[float], start: float) -> deque[float]:

@@ -55,7 +55,7 @@ from ._common import (
     served_bindings,
     shielded,
 )
-from ._ratelimit import RateLimit, RateLimiter
+from ._ratelimit import RateCounter, RateLimit, RateLimiter
 from ._server import Call, EventResponder
 
 __all__ = [
@@ -152,6 +152,8 @@ class ServiceRPCResponder(EventResponder):
             it, and it is counted by both only then: a key held at its own limit takes
             nothing from the others' share.
         anonymous_rate_limit: the limit for all unsigned requests together.
+        rate_counter: where the three limits are counted instead of this process's memory:
+            a counter shared by the processes that serve one service.
         max_concurrency: how many requests are handled at once; others wait for a slot.
         response_margin_s: seconds of the 180 s window kept back from the binding.
         response_limit: ``"recommended"`` (default: never more than 10,000 bytes of JSON) or
@@ -176,6 +178,7 @@ class ServiceRPCResponder(EventResponder):
         rate_limit: RateLimit | None = None,
         signed_rate_limit: RateLimit | None = None,
         anonymous_rate_limit: RateLimit | None = None,
+        rate_counter: RateCounter | None = None,
         max_concurrency: int = 64,
         response_margin_s: float = DEFAULT_RESPONSE_MARGIN_S,
         response_limit: ResponseLimit = "recommended",
@@ -212,6 +215,8 @@ class ServiceRPCResponder(EventResponder):
         self._anonymous_limiter = (
             RateLimiter(anonymous_rate_limit) if anonymous_rate_limit is not None else None
         )
+        self._limits = (rate_limit, signed_rate_limit, anonymous_rate_limit)
+        self._rate_counter = rate_counter
         self._random_bytes = random_bytes
         self._on_call = on_call
 
@@ -338,6 +343,19 @@ class ServiceRPCResponder(EventResponder):
             limiter.record(key, now)
         return None
 
+    async def _shared_rate_limited(self, counter: RateCounter, caller: Caller) -> int | None:
+        # RPC-ERR-5 as _rate_limited, counted where every process of the service counts.
+        per_key, signed, anonymous = self._limits
+        checks: list[tuple[str, RateLimit | None]] = (
+            [(_ANONYMOUS_KEY, anonymous)]
+            if caller.signer_key is None
+            else [(caller.signer_key, per_key), (_SIGNED_KEY, signed)]
+        )
+        kept = [(key, limit) for key, limit in checks if limit is not None]
+        if not kept:
+            return None
+        return await counter.admit(kept, now=self.clock.now(), wall=self.clock.wall())
+
     async def answer(self, event: Mapping[str, Any], *, arrived: float | None = None) -> RPCAnswer:
         """Work out the envelope that answers one ``serviceRequest`` event (nothing is sent).
 
@@ -352,7 +370,12 @@ class ServiceRPCResponder(EventResponder):
         start = self.clock.now() if arrived is None else arrived
         caller = self._caller(event)
         # Rate limits first: every request counts, good or bad.
-        retry_after = self._rate_limited(caller, self.clock.now())
+        counter = self._rate_counter
+        retry_after = (
+            self._rate_limited(caller, self.clock.now())
+            if counter is None
+            else await self._shared_rate_limited(counter, caller)
+        )
         if retry_after is not None:
             return RPCAnswer(
                 error_response(ErrorCode.RATE_LIMITED, "too many requests", retry_after), caller

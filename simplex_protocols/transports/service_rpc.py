@@ -11,6 +11,8 @@ from __future__ import annotations
 from simplex_protocols._exports import publish
 
 from ._common import CallRecord as CallRecord
+from ._ratelimit import MemoryRateCounter as MemoryRateCounter
+from ._ratelimit import RateCounter as RateCounter
 from ._ratelimit import RateLimit as RateLimit
 from ._rpc_requester import ServiceRPCRequester as ServiceRPCRequester
 from ._rpc_responder import HARD_STOP_MARGIN_S as HARD_STOP_MARGIN_S
@@ -21,7 +23,9 @@ from ._rpc_responder import ServiceRPCResponder as ServiceRPCResponder
 __all__ = [
     "HARD_STOP_MARGIN_S",
     "CallRecord",
+    "MemoryRateCounter",
     "RPCAnswer",
+    "RateCounter",
     "RateLimit",
     "ResponseLimit",
     "ServiceRPCRequester",

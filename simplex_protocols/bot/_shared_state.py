@@ -1,0 +1,326 @@
+"""State shared by the replicas of one service in PostgreSQL (docs/bot.md, "Running more than
+one process").
+
+Several :class:`~simplex_protocols.bot.ResponderBot` processes serve one service, each with its
+own chat core, data folder and contact address. What a caller must find the same at every
+replica lives in one database, in three tables keyed by the service's name:
+
+- ``simplex_service_secrets``: the MCP ``requestState`` sealing key, made by whichever replica
+  starts first (MCP-MSG-6: a state sealed at one replica is accepted at another);
+- ``simplex_service_rate``: the Service RPC rate-limit windows (one row per admitted request),
+  so a caller cannot multiply its limit by the number of replicas;
+- ``simplex_service_replicas``: each replica's address, name and last heartbeat, from which
+  the Agent Card and llms.txt list every live replica.
+
+Times here are on the wall clock (``Clock.wall``): the monotonic clocks of two processes do not
+compare.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from simplex_protocols._clock import Clock
+from simplex_protocols.errors import BotConfigError
+from simplex_protocols.transports.service_rpc import MemoryRateCounter, RateLimit
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+__all__ = ["Replica", "SharedRateCounter", "SharedState", "check_service_name"]
+
+logger = logging.getLogger("simplex_protocols.bot")
+
+#: A service name: what tells the replicas of one service from other services on the database.
+_SERVICE_NAME: Final = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
+#: Seconds between two heartbeats of a replica.
+HEARTBEAT_S: Final = 15.0
+#: A replica not seen for this long drops out of the Agent Card and llms.txt.
+STALE_AFTER_S: Final = 60.0
+_SECRET_BYTES: Final = 32
+
+_SCHEMA: Final = (
+    """CREATE TABLE IF NOT EXISTS simplex_service_secrets (
+        service text PRIMARY KEY, secret bytea NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS simplex_service_rate (
+        service text NOT NULL, window_name text NOT NULL, key text NOT NULL,
+        at double precision NOT NULL)""",
+    """CREATE INDEX IF NOT EXISTS simplex_service_rate_key
+        ON simplex_service_rate (service, window_name, key, at)""",
+    """CREATE TABLE IF NOT EXISTS simplex_service_replicas (
+        service text NOT NULL, replica text NOT NULL, address text NOT NULL,
+        display_name text NOT NULL, seen_at double precision NOT NULL,
+        PRIMARY KEY (service, replica))""",
+)
+#: The advisory lock that makes two replicas creating the tables at once take turns:
+#: CREATE ... IF NOT EXISTS alone can still fail on a concurrent create in PostgreSQL.
+_SCHEMA_LOCK: Final = 0x53494D504C4558
+
+
+def check_service_name(service: str) -> str:
+    """``service`` when it is a usable service name, else :class:`BotConfigError`.
+
+    Lower-case letters, digits, ``.``, ``_`` and ``-``, 1 to 63 characters, starting with a
+    letter or digit.
+    """
+    if not isinstance(service, str) or _SERVICE_NAME.fullmatch(service) is None:
+        raise BotConfigError(
+            "a service name is 1 to 63 lower-case letters, digits, '.', '_' or '-'",
+            code="bad_setting",
+            argument="service",
+        )
+    return service
+
+
+@dataclass(frozen=True, slots=True)
+class Replica:
+    """One live replica of a service, as recorded in the shared database.
+
+    Attributes:
+        replica: the replica's own name (random, kept in its data folder).
+        address: its contact address link.
+        display_name: its profile's display name.
+        seen_at: its last heartbeat, seconds since the Unix epoch.
+    """
+
+    replica: str
+    address: str
+    display_name: str
+    seen_at: float
+
+
+class SharedState:
+    """The shared tables of one service on one PostgreSQL database.
+
+    Args:
+        url: the database URL (``postgresql://...``; see ``task_database_url``).
+        service: the service's name (see :func:`check_service_name`).
+        clock: the bot's clock; its wall time stamps rows.
+
+    Raises:
+        BotConfigError: ``bad_setting`` for a URL that is not PostgreSQL.
+        BindingConfigError: the URL cannot be used (for example the driver is missing).
+    """
+
+    def __init__(self, url: str | os.PathLike[str], service: str, *, clock: Clock) -> None:
+        from simplex_protocols.bindings._a2a_store import task_database_url
+
+        self.service = check_service_name(service)
+        self.url = task_database_url(url)
+        if not self.url.startswith("postgresql+"):
+            raise BotConfigError(
+                "replicas of a service share a PostgreSQL database (postgresql://...)",
+                code="bad_setting",
+                argument="task_database",
+            )
+        self.clock = clock
+        self._engine: AsyncEngine | None = None
+
+    @property
+    def engine(self) -> AsyncEngine:
+        """The engine, once :meth:`open` has run."""
+        if self._engine is None:
+            raise RuntimeError("the shared state is not open")
+        return self._engine
+
+    async def open(self) -> None:
+        """Connect and create the tables when missing (raises the driver's error when down)."""
+        from sqlalchemy import text
+
+        from simplex_protocols.bindings._a2a_store import _create_engine
+
+        self._engine = _create_engine(self.url)
+        async with self._engine.begin() as conn:
+            await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _SCHEMA_LOCK})
+            for statement in _SCHEMA:
+                await conn.execute(text(statement))
+
+    async def close(self) -> None:
+        """Close the engine's connections."""
+        if self._engine is not None:
+            await self._engine.dispose()
+            self._engine = None
+
+    async def request_state_secret(
+        self, random_bytes: Callable[[int], bytes] = os.urandom
+    ) -> bytes:
+        """The service's ``requestState`` key: the one stored, or ``random_bytes`` stored first.
+
+        Race-free: INSERT ... ON CONFLICT DO NOTHING, then SELECT; whichever replica inserts
+        first, every replica reads the same key (MCP-MSG-6).
+        """
+        from sqlalchemy import text
+
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                text(
+                    "INSERT INTO simplex_service_secrets (service, secret) VALUES (:s, :k) "
+                    "ON CONFLICT (service) DO NOTHING"
+                ),
+                {"s": self.service, "k": random_bytes(_SECRET_BYTES)},
+            )
+            row = await conn.execute(
+                text("SELECT secret FROM simplex_service_secrets WHERE service = :s"),
+                {"s": self.service},
+            )
+            return bytes(row.scalar_one())
+
+    async def heartbeat(self, replica: str, address: str, display_name: str) -> None:
+        """Record that ``replica`` serves at ``address`` now (inserted or updated)."""
+        from sqlalchemy import text
+
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                text(
+                    "INSERT INTO simplex_service_replicas "
+                    "(service, replica, address, display_name, seen_at) "
+                    "VALUES (:s, :r, :a, :n, :t) ON CONFLICT (service, replica) DO UPDATE SET "
+                    "address = EXCLUDED.address, display_name = EXCLUDED.display_name, "
+                    "seen_at = EXCLUDED.seen_at"
+                ),
+                {
+                    "s": self.service,
+                    "r": replica,
+                    "a": address,
+                    "n": display_name,
+                    "t": self.clock.wall(),
+                },
+            )
+
+    async def leave(self, replica: str) -> None:
+        """Remove ``replica`` from the list (it stops)."""
+        from sqlalchemy import text
+
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                text("DELETE FROM simplex_service_replicas WHERE service = :s AND replica = :r"),
+                {"s": self.service, "r": replica},
+            )
+
+    async def replicas(self, stale_after_s: float = STALE_AFTER_S) -> list[Replica]:
+        """The replicas seen within ``stale_after_s`` seconds, the longest-serving first."""
+        from sqlalchemy import text
+
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(
+                text(
+                    "SELECT replica, address, display_name, seen_at "
+                    "FROM simplex_service_replicas WHERE service = :s AND seen_at > :t "
+                    "ORDER BY replica"
+                ),
+                {"s": self.service, "t": self.clock.wall() - stale_after_s},
+            )
+            return [Replica(str(r[0]), str(r[1]), str(r[2]), float(r[3])) for r in rows]
+
+    def rate_counter(self) -> SharedRateCounter:
+        """A rate counter on this database for the service's Service RPC responder."""
+        return SharedRateCounter(self)
+
+
+class SharedRateCounter:
+    """A :class:`~simplex_protocols.transports.service_rpc.RateCounter` in PostgreSQL.
+
+    A sliding window per key as rows of admitted requests: one transaction per request, which
+    takes an advisory lock per key (in a fixed order, so two requests never wait on each other
+    in a cycle), prunes the key's rows that left its window, counts the rest and inserts one
+    row per limit when every limit admits the request. The lock ends with the transaction.
+
+    When the database cannot be reached during a run, the request is counted in this process
+    instead (a warning is logged): the limit then holds per replica until the database is
+    back, rather than every call failing.
+    """
+
+    def __init__(self, state: SharedState) -> None:
+        self._state = state
+        self._fallback = MemoryRateCounter()
+        self._warned = False
+        self._longest_s = 0.0
+
+    async def prune(self) -> None:
+        """Delete the rows of keys no request has come for since their window ended."""
+        from sqlalchemy import text
+
+        async with self._state.engine.begin() as conn:
+            await conn.execute(
+                text("DELETE FROM simplex_service_rate WHERE service = :s AND at <= :start"),
+                {"s": self._state.service, "start": self._state.clock.wall() - self._longest_s},
+            )
+
+    async def admit(
+        self, checks: Sequence[tuple[str, RateLimit]], *, now: float, wall: float
+    ) -> int | None:
+        """See ``RateCounter.admit``; counted on ``wall``."""
+        self._longest_s = max([self._longest_s, *(limit.per_s for _, limit in checks)])
+        try:
+            async with self._state.engine.begin() as conn:
+                retry = await self._admit(conn, checks, wall)
+        except Exception as exc:  # the database is away: count here until it is back
+            if not self._warned:
+                logger.warning(
+                    "the shared rate counter is unavailable (%s); counting in this process",
+                    type(exc).__name__,
+                )
+                self._warned = True
+            return self._fallback.admit_now(checks, now)
+        self._warned = False
+        return retry
+
+    async def _admit(
+        self, conn: AsyncConnection, checks: Sequence[tuple[str, RateLimit]], wall: float
+    ) -> int | None:
+        from sqlalchemy import text
+
+        service = self._state.service
+        # Keys are stored as hex: the responder's own keys start with NUL, which text refuses.
+        named = sorted(
+            {
+                (_window_name(limit), key.encode("utf-8", "surrogatepass").hex(), limit)
+                for key, limit in checks
+            }
+        )
+        for name, key, _ in named:
+            await conn.execute(
+                text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"),
+                {"k": f"{service}|{name}|{key}"},
+            )
+        for name, key, limit in named:
+            await conn.execute(
+                text(
+                    "DELETE FROM simplex_service_rate WHERE service = :s AND window_name = :w "
+                    "AND key = :k AND at <= :start"
+                ),
+                {"s": service, "w": name, "k": key, "start": wall - limit.per_s},
+            )
+            row = (
+                await conn.execute(
+                    text(
+                        "SELECT count(*), min(at) FROM simplex_service_rate "
+                        "WHERE service = :s AND window_name = :w AND key = :k"
+                    ),
+                    {"s": service, "w": name, "k": key},
+                )
+            ).one()
+            count, oldest = int(row[0]), row[1]
+            if count >= limit.requests and oldest is not None:
+                # The oldest request in the window leaves it at oldest + per_s.
+                return max(1, math.ceil(float(oldest) + limit.per_s - wall))
+        for name, key, _ in named:
+            await conn.execute(
+                text(
+                    "INSERT INTO simplex_service_rate (service, window_name, key, at) "
+                    "VALUES (:s, :w, :k, :t)"
+                ),
+                {"s": service, "w": name, "k": key, "t": wall},
+            )
+        return None
+
+
+def _window_name(limit: RateLimit) -> str:
+    # Keys are counted under their own limit: two limits never share a window.
+    return f"{limit.requests}/{limit.per_s!r}"

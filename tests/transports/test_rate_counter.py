@@ -1,0 +1,97 @@
+"""Rate counters: the memory one keeps RateLimiter's behaviour; the PostgreSQL one shares it.
+
+The PostgreSQL case needs a server (``SIMPLEX_TEST_POSTGRES_DSN``); without it, it skips.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import AsyncIterator
+
+import pytest
+
+from simplex_protocols._clock import ManualClock
+from simplex_protocols.transports.service_rpc import MemoryRateCounter, RateCounter, RateLimit
+
+pytestmark = pytest.mark.anyio
+
+DSN_VARIABLE = "SIMPLEX_TEST_POSTGRES_DSN"
+LIMIT = RateLimit(3, 10.0)
+ALL = RateLimit(5, 10.0)
+
+
+async def test_memory_counter_admits_up_to_the_limit_then_says_when() -> None:
+    counter = MemoryRateCounter()
+    assert isinstance(counter, RateCounter)
+    for t in (0.0, 1.0, 2.0):
+        assert await counter.admit([("k", LIMIT)], now=t, wall=0.0) is None
+    assert await counter.admit([("k", LIMIT)], now=2.5, wall=0.0) == 8
+    # Another key has its own window.
+    assert await counter.admit([("j", LIMIT)], now=2.5, wall=0.0) is None
+    assert await counter.admit([("k", LIMIT)], now=10.0, wall=0.0) is None
+
+
+async def test_memory_counter_counts_a_refused_request_nowhere() -> None:
+    counter = MemoryRateCounter()
+    for t in (0.0, 1.0, 2.0):
+        assert await counter.admit([("k", LIMIT), ("*", ALL)], now=t, wall=0.0) is None
+    assert await counter.admit([("k", LIMIT), ("*", ALL)], now=3.0, wall=0.0) is not None
+    # The refused request took nothing from the shared limit: two more keys still fit.
+    assert await counter.admit([("a", LIMIT), ("*", ALL)], now=3.0, wall=0.0) is None
+    assert await counter.admit([("b", LIMIT), ("*", ALL)], now=3.0, wall=0.0) is None
+    assert await counter.admit([("c", LIMIT), ("*", ALL)], now=3.0, wall=0.0) == 7
+
+
+@pytest.fixture
+async def database() -> AsyncIterator[str]:
+    dsn = os.environ.get(DSN_VARIABLE)
+    if not dsn:
+        pytest.skip(f"no PostgreSQL server: set {DSN_VARIABLE} (.ci/run starts one)")
+    import asyncpg  # type: ignore[import-untyped]
+
+    name = f"rate_{secrets.token_hex(6)}"
+    admin = await asyncpg.connect(dsn)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    base, _, _ = dsn.rpartition("/")
+    try:
+        yield f"{base}/{name}"
+    finally:
+        admin = await asyncpg.connect(dsn)
+        try:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await admin.close()
+
+
+async def test_postgresql_counter_is_shared_by_two_connections(database: str) -> None:
+    from simplex_protocols.bot._shared_state import SharedState
+
+    clock = ManualClock()
+    one, two = (
+        SharedState(database, "acme", clock=clock),
+        SharedState(database, "acme", clock=clock),
+    )
+    other = SharedState(database, "other", clock=clock)
+    for state in (one, two, other):
+        await state.open()
+    try:
+        wall = clock.wall()
+        a, b = one.rate_counter(), two.rate_counter()
+        assert await a.admit([("k", LIMIT)], now=0.0, wall=wall) is None
+        assert await a.admit([("k", LIMIT)], now=0.0, wall=wall + 1) is None
+        assert await b.admit([("k", LIMIT)], now=0.0, wall=wall + 2) is None
+        assert await b.admit([("k", LIMIT)], now=0.0, wall=wall + 2.5) == 8
+        # Another service on the same database counts apart.
+        assert await other.rate_counter().admit([("k", LIMIT)], now=0.0, wall=wall + 2.5) is None
+        assert await a.admit([("k", LIMIT)], now=0.0, wall=wall + 10.0) is None
+        # The requestState key is one per service, the same at every replica.
+        key = await one.request_state_secret()
+        assert await two.request_state_secret() == key
+        assert await other.request_state_secret() != key
+    finally:
+        for state in (one, two, other):
+            await state.close()
