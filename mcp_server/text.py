@@ -142,6 +142,11 @@ def code_span(text: str) -> str:
     return f"`{content}`"
 
 
+#: The characters that open and close the core's inline formats (bold, italic, strike-through,
+#: code, secret, colour).
+_PAIRING_DELIMITERS: Final = frozenset("*_~`#!")
+
+
 def shows_bare(name: str) -> bool:
     """Whether a folded name may be shown as it is: a valid display name in which the core's
     Markdown forms no fragment (``+1 (555) 123-4567`` is a phone number, ``a@b.co`` an
@@ -152,6 +157,11 @@ def shows_bare(name: str) -> bool:
     number, so the name forms what it forms alone.
     """
     if not is_valid_name(name):
+        return False
+    if any(ch in _PAIRING_DELIMITERS for ch in name):
+        # Alone the name forms nothing, but its delimiter can pair with one in another name
+        # or line of the same card (``0 *`` twice: ``*, as myself ... by 0 *``), and the text
+        # between them becomes one fragment that swallows the card's commands.
         return False
     return all(fmt is None for fmt, _ in _MARKDOWN.parse_line(name))
 

@@ -14,7 +14,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from simplex_protocols.coretext import Markdown
@@ -170,6 +170,8 @@ def card_texts(name: str, text: str, simplex_name: str) -> list[str]:
 
 @settings(max_examples=150, deadline=None)
 @given(name=names, text=hostile, simplex_name=hostile)
+# Found in CI: a name that forms nothing alone, whose `*` pairs with its next occurrence.
+@example(name="0 *", text="", simplex_name="")
 def test_no_peer_name_or_text_forms_a_live_fragment_in_any_card_list_or_pending(
     name: str, text: str, simplex_name: str
 ) -> None:
