@@ -8,17 +8,14 @@ app's top level (``ResponderBot``, the console scripts, the examples) asks this 
 error explains the failure, and reports that one in one line.
 
 :func:`run_interruptible` is the other half of a console script's top level: Ctrl-C ends it
-with one line and exit status 130, however the interrupt surfaced (a bare
-:class:`KeyboardInterrupt`, one inside a group, or the errors it caused in an event loop it
-broke).
+with one line and exit status 130, whether the interrupt surfaced bare or inside an
+exception group.
 """
 
 from __future__ import annotations
 
 import signal
-import threading
 from collections.abc import Callable, Iterator
-from types import FrameType
 from typing import Final, TextIO
 
 from simplex_protocols.errors import SimplexError
@@ -67,33 +64,22 @@ def interrupted(exc: BaseException) -> bool:
 def run_interruptible(main: Callable[[], int], *, program: str, stderr: TextIO) -> int:
     """``main()``, with Ctrl-C turned into the line ``PROGRAM: interrupted`` and status 130.
 
-    A SIGINT is noted as it arrives (then raised as Python does by default), so the exit is
-    the same when the :class:`KeyboardInterrupt` did not survive the code it interrupted: an
-    event loop broken in the middle of a cancel scope raises a ``RuntimeError`` group of its
-    own. A ``main`` that handles SIGINT itself (a server that stops gracefully) returns its
-    own status. A SIGINT that the parent process ignores (a job started with ``&`` by a
-    non-interactive shell) stays ignored.
+    SIGINT keeps Python's own handling, which is what makes an interrupted event loop stop
+    cleanly: ``asyncio.run`` (and ``anyio.run``) install their handler only when SIGINT has
+    Python's default one, and theirs cancels the main task, lets every cancel scope unwind,
+    then raises :class:`KeyboardInterrupt`. A handler of this function's own would take that
+    away: the interrupt would be raised inside whatever callback the loop was running (a
+    WebSocket half made in ``connection_made``), whose later callbacks then fail with
+    tracebacks of their own. A :class:`KeyboardInterrupt` is reported however it surfaced:
+    bare, or inside an exception group. A ``main`` that handles SIGINT itself (a server that
+    stops gracefully) returns its own status. A SIGINT that the parent process ignores (a job
+    started with ``&`` by a non-interactive shell) stays ignored.
     """
-    seen: list[int] = []
-
-    def note_sigint(signum: int, frame: FrameType | None) -> None:
-        seen.append(signum)
-        signal.default_int_handler(signum, frame)
-
-    installed = (
-        threading.current_thread() is threading.main_thread()
-        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    )
-    if installed:
-        signal.signal(signal.SIGINT, note_sigint)
     try:
         return main()
     except BaseException as exc:
-        if isinstance(exc, SystemExit) or not (seen or interrupted(exc)):
+        if isinstance(exc, SystemExit) or not interrupted(exc):
             raise
         stderr.write(f"{program}: interrupted\n")
         stderr.flush()
         return INTERRUPTED_EXIT
-    finally:
-        if installed and signal.getsignal(signal.SIGINT) is note_sigint:
-            signal.signal(signal.SIGINT, signal.default_int_handler)

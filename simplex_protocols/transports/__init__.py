@@ -10,7 +10,7 @@ Service RPC transport (:mod:`simplex_protocols.transports.service_rpc`, spec "Se
 transport"):
     :class:`ServiceRPCRequester` sends one request envelope and returns the response or raises
     the typed error of its code; :class:`ServiceRPCResponder` answers each service request with
-    exactly one envelope (:class:`RateLimit` for its rate limits).
+    exactly one envelope (:class:`RateLimit` for its rate limits, counted by a :class:`RateCounter`).
 
 The contract a protocol binding fulfils for both responders is :class:`Binding` (with
 :class:`Caller`, :class:`Emit`, :class:`EnvelopeOutcome` and :class:`TransportKind`); it lives
@@ -40,6 +40,8 @@ from .chat import call as call
 from .chat import internal_error_for as internal_error_for
 from .chat import message_caller as message_caller
 from .service_rpc import HARD_STOP_MARGIN_S as HARD_STOP_MARGIN_S
+from .service_rpc import MemoryRateCounter as MemoryRateCounter
+from .service_rpc import RateCounter as RateCounter
 from .service_rpc import RateLimit as RateLimit
 from .service_rpc import ResponseLimit as ResponseLimit
 from .service_rpc import RPCAnswer as RPCAnswer
@@ -58,7 +60,9 @@ __all__ = [
     "Emit",
     "EnvelopeOutcome",
     "FinalRule",
+    "MemoryRateCounter",
     "RPCAnswer",
+    "RateCounter",
     "RateLimit",
     "ResponseLimit",
     "ServiceRPCRequester",
