@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from a2a.types.a2a_pb2 import AgentCard
 
 __all__ = [
+    "IDENTITY_OWNER_PREFIX",
     "IDENTITY_PARAMETER",
     "IDENTITY_SCHEME",
     "IDENTITY_WINDOW_S",
@@ -56,6 +57,10 @@ __all__ = [
 
 #: The service parameter (and API-key header name of the card's scheme) of the credential.
 IDENTITY_PARAMETER: Final = "SimpleX-Identity"
+
+#: How an owner proved by a credential starts (``key:`` and the key): the one kind of owner
+#: that names the same caller at every replica of a service.
+IDENTITY_OWNER_PREFIX: Final = "key:"
 
 #: The name of the security scheme in the Agent Card's ``securitySchemes``.
 IDENTITY_SCHEME: Final = "simplexIdentity"
@@ -81,7 +86,7 @@ class Identity:
     @property
     def owner(self) -> str:
         """The task owner of this caller: the same at every replica of the service."""
-        return f"key:{self.key.encode()}"
+        return f"{IDENTITY_OWNER_PREFIX}{self.key.encode()}"
 
 
 def _canonical(request: Mapping[str, Any]) -> bytes:

@@ -386,6 +386,11 @@ class A2ABinding:
             and context pins are kept as the scope's, so two bots on one database keep their
             callers apart (a caller key such as ``chat:@17`` is only this bot's contact 17).
             ``ResponderBot`` sets one when given a ``task_database``.
+        service_scope: the name of the service when this bot is one of its replicas (with a
+            shared ``database`` and an ``owner_scope`` of its own): tasks and contexts of
+            callers who prove a key (``identities``) are kept under it, so that every replica
+            finds them; those of contacts and members stay under ``owner_scope``, since
+            contact 17 of one replica is another person than contact 17 of the next.
         identities: accept the ``SimpleX-Identity`` credential (the card then declares it as
             an optional API-key scheme, A2A-AUTHZ-3): a caller in a direct conversation who
             proves an Ed25519 key for the request is that key, and owns its tasks and
@@ -414,6 +419,7 @@ class A2ABinding:
         clock: Clock | None = None,
         sdk_logger: logging.Logger | None = None,
         owner_scope: str | None = None,
+        service_scope: str | None = None,
         identities: bool = False,
     ) -> None:
         versions = tuple(versions)
@@ -439,6 +445,7 @@ class A2ABinding:
         self._base_card = agent_card
         self._extended_card = extended_card
         self._address: str | None = None
+        self._other_addresses: tuple[str, ...] = ()
         self._served_card = agent_card
         self._authenticate = authenticate
         self._history_length = history_length
@@ -451,7 +458,9 @@ class A2ABinding:
             # A credential like any other: never taken from a group (AMB-24, reading A).
             self._credential_names |= {_IDENTITY_HEADER}
         self.set_address(address)
-        self._store: StoreParts = open_store(database, _owner_of, owner_scope=owner_scope)
+        self._store: StoreParts = open_store(
+            database, _owner_of, owner_scope=owner_scope, service_scope=service_scope
+        )
         self._executor = agent_executor
         self._populate_referred_tasks = populate_referred_tasks
         self._interrupted_task_timeout_s = interrupted_task_timeout_s
@@ -515,8 +524,14 @@ class A2ABinding:
             )
         return self._handler, self._dispatcher
 
-    def set_address(self, address: str | None) -> None:
+    def set_address(self, address: str | None, others: Sequence[str] = ()) -> None:
         """Set the contact address link listed in the card's SimpleX interface (A2A-ID-2).
+
+        Args:
+            address: this bot's address: the first SimpleX interfaces of the card.
+            others: the addresses of the other replicas of the same service (see
+                ``service_scope``), listed after it, in this order; ``address`` among them is
+                skipped.
 
         Raises:
             BindingConfigError: ``bad_address`` for an empty link.
@@ -525,15 +540,24 @@ class A2ABinding:
         card.CopyFrom(self._base_card)
         card.capabilities.push_notifications = False  # A2A-PUSH-1
         card.capabilities.extended_agent_card = True  # A2A-CARD-2: GetExtendedAgentCard answers
-        if address is not None:
-            card = with_simplex_interface(card, address, self._versions)
-        if self._identities:
-            card = with_identity_scheme(card)
+        kept = tuple(dict.fromkeys(o for o in others if o != address)) if address else ()
+        card = self._with_interfaces(card, address, kept)
         self._address = address
+        self._other_addresses = kept
         self._served_card = card
         handler = getattr(self, "_handler", None)
         if handler is not None:
             handler.extended_agent_card = card
+
+    def _with_interfaces(
+        self, card: AgentCard, address: str | None, others: Sequence[str]
+    ) -> AgentCard:
+        if address is not None:
+            for link in (address, *others):
+                card = with_simplex_interface(card, link, self._versions)
+        if self._identities:
+            card = with_identity_scheme(card)
+        return card
 
     async def _card_for(self, card: AgentCard, context: ServerCallContext) -> AgentCard:
         # A2A-CARD-2: "For a caller without credentials, it is the public card."
@@ -543,11 +567,7 @@ class A2ABinding:
             extended.CopyFrom(self._extended_card)
             extended.capabilities.push_notifications = False
             extended.capabilities.extended_agent_card = True
-            if self._address is not None:
-                extended = with_simplex_interface(extended, self._address, self._versions)
-            if self._identities:
-                extended = with_identity_scheme(extended)
-            return extended
+            return self._with_interfaces(extended, self._address, self._other_addresses)
         return self._served_card
 
     # ------------------------------------------------------------------ lifecycle

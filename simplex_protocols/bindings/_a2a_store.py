@@ -19,6 +19,8 @@ import anyio
 
 from simplex_protocols.errors import BindingConfigError
 
+from ._a2a_identity import IDENTITY_OWNER_PREFIX
+
 if TYPE_CHECKING:
     from a2a.server.context import ServerCallContext
     from a2a.server.tasks import TaskStore
@@ -203,26 +205,56 @@ class DatabaseContextPins:
 
 
 class ScopedContextPins:
-    """Context pins whose owners are prefixed with a bot's scope (see :func:`open_store`).
+    """Context pins whose owners are prefixed with a scope (see :func:`open_store`).
 
     The binding compares what :meth:`claim` returns with the caller's own key, so a context
     pinned by another bot's caller comes back as a key that matches no caller of this bot.
     """
 
-    def __init__(self, pins: ContextPins, scope: str) -> None:
+    def __init__(self, pins: ContextPins, scopes: _Scopes) -> None:
         self.inner = pins
-        self._prefix = f"{scope}|"
+        self._scopes = scopes
 
     async def claim(self, context_id: str, owner: str) -> str:
-        return self._unscoped(await self.inner.claim(context_id, self._prefix + owner))
+        return self._scopes.unscoped(await self.inner.claim(context_id, self._scopes.scoped(owner)))
 
     async def owner_of(self, context_id: str) -> str | None:
         owner = await self.inner.owner_of(context_id)
-        return None if owner is None else self._unscoped(owner)
+        return None if owner is None else self._scopes.unscoped(owner)
 
-    def _unscoped(self, owner: str) -> str:
-        # A pin of another scope keeps its prefix: it is no key of a caller of this bot.
-        return owner[len(self._prefix) :] if owner.startswith(self._prefix) else owner
+
+class _Scopes:
+    """Where each owner is kept: ``SCOPE|KEY``, with the bot's own scope, or the service's for
+    an owner proved by a credential (``key:...``) when the bot is a replica of a service."""
+
+    def __init__(self, owner_scope: str, service_scope: str | None) -> None:
+        for name, scope in (("owner_scope", owner_scope), ("service_scope", service_scope)):
+            if scope is not None and (not scope or "|" in scope):
+                raise BindingConfigError(
+                    f"{name} is a non-empty name without '|'", code="bad_setting"
+                )
+        if service_scope == owner_scope:
+            raise BindingConfigError(
+                "service_scope is the service's, owner_scope this bot's: they differ",
+                code="bad_setting",
+            )
+        self._own = f"{owner_scope}|"
+        self._service = None if service_scope is None else f"{service_scope}|"
+
+    def scoped(self, owner: str) -> str:
+        if self._service is not None and owner.startswith(IDENTITY_OWNER_PREFIX):
+            return self._service + owner
+        return self._own + owner
+
+    def unscoped(self, owner: str) -> str:
+        # An owner of another scope keeps its prefix: it is no key of a caller of this bot.
+        for prefix in (self._own, self._service):
+            if prefix is not None and owner.startswith(prefix):
+                rest = owner[len(prefix) :]
+                # Only a proved key is kept under the service's scope.
+                if prefix == self._own or rest.startswith(IDENTITY_OWNER_PREFIX):
+                    return rest
+        return owner
 
 
 class StoreParts:
@@ -287,6 +319,7 @@ def open_store(
     owner_resolver: Callable[[ServerCallContext], str],
     *,
     owner_scope: str | None = None,
+    service_scope: str | None = None,
 ) -> StoreParts:
     """Build the task store and context pins for ``database`` (``None``: in memory).
 
@@ -297,21 +330,28 @@ def open_store(
             owner is kept as ``SCOPE|KEY``. Caller keys are the bot's own (``chat:@17`` is
             contact 17 of this bot's chat database), so two bots on one database would
             otherwise see each other's callers' tasks (A2A-AUTHZ-2).
+        service_scope: the name of the service whose replicas share ``database`` (needs
+            ``owner_scope``): an owner proved by a ``SimpleX-Identity`` credential (``key:...``)
+            is kept as ``SERVICE|KEY`` instead, so that every replica finds that caller's tasks
+            and contexts; every other owner stays in the bot's own scope.
 
     Raises:
         BindingConfigError: ``bad_database_url`` or ``driver_missing``; ``bad_setting`` for an
-            empty ``owner_scope`` or one with ``|``.
+            empty scope or one with ``|``, a ``service_scope`` without an ``owner_scope``, or
+            the two scopes the same.
     """
+    scopes: _Scopes | None = None
+    if service_scope is not None and owner_scope is None:
+        raise BindingConfigError(
+            "service_scope goes with the bot's own owner_scope", code="bad_setting"
+        )
     if owner_scope is not None:
-        if not owner_scope or "|" in owner_scope:
-            raise BindingConfigError(
-                "owner_scope is a non-empty name without '|'", code="bad_setting"
-            )
+        scopes = _Scopes(owner_scope, service_scope)
         unscoped = owner_resolver
-        prefix = f"{owner_scope}|"
+        scope_of = scopes.scoped
 
         def scoped(context: ServerCallContext) -> str:
-            return prefix + unscoped(context)
+            return scope_of(unscoped(context))
 
         owner_resolver = scoped
     if database is None:
@@ -326,6 +366,6 @@ def open_store(
     engine = _create_engine(url)
     store = DatabaseTaskStore(engine, create_table=True, owner_resolver=owner_resolver)
     pins: ContextPins = DatabaseContextPins(engine)
-    if owner_scope is not None:
-        pins = ScopedContextPins(pins, owner_scope)
+    if scopes is not None:
+        pins = ScopedContextPins(pins, scopes)
     return StoreParts(store, pins, engine, url)

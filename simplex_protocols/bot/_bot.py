@@ -46,7 +46,7 @@ from simplex_protocols.declarations import (
     ProtocolDeclarations,
     check_commands,
 )
-from simplex_protocols.errors import BotConfigError, CoreError, SimplexError
+from simplex_protocols.errors import BindingConfigError, BotConfigError, CoreError, SimplexError
 
 from ._logging import BOT_LOGGER, ContentLoggingBinding, log_call_record
 from ._setup import (
@@ -73,6 +73,8 @@ if TYPE_CHECKING:
     from simplex_protocols.bindings.mcp import MCPBinding
     from simplex_protocols.transports import CallRecord, RateLimit
 
+    from ._shared_state import Replica, ReplicaPresence, SharedRateCounter, SharedState
+
 __all__ = ["DEFAULT_SERVES", "CoreSpec", "OnReady", "ResponderBot", "configure_bot_logging"]
 
 logger = logging.getLogger(BOT_LOGGER)
@@ -94,8 +96,11 @@ DEFAULT_SERVES: Final = ("agent",)
 _LIB_DB_PREFIX: Final = "simplex"
 _A2A_DATABASE: Final = "a2a.sqlite"
 _MCP_SECRET: Final = "mcp-request-state.secret"
-#: This bot's name among the bots that share a ``task_database`` (see A2ABinding owner_scope).
+#: This bot's name among the bots that share a ``task_database`` (see A2ABinding owner_scope);
+#: also its name among the replicas of its service.
 _A2A_OWNER_SCOPE: Final = "a2a-owner-scope"
+#: The A2A owner scope of a service's replicas: ``service:NAME``.
+_SERVICE_SCOPE_PREFIX: Final = "service:"
 
 #: ``shortDescr``: "short description limited to 160 characters" (simplex-chat Types.hs).
 _MAX_DESCRIPTION_CHARS: Final = 160
@@ -191,6 +196,13 @@ class ResponderBot:
             ``$XDG_STATE_HOME/simplex-bot/<display name>``.
         task_database: where A2A tasks are kept instead of the SQLite file in the data folder:
             a database URL (``postgresql://...``) or a file path.
+        service: the name of the service this bot is one replica of (lower-case letters,
+            digits, ``.``, ``_``, ``-``): every process started with the same ``service`` and
+            the same PostgreSQL ``task_database`` shares the MCP ``requestState`` key, the
+            Service RPC rate limits, and the A2A tasks of callers who prove a key
+            (``SimpleX-Identity``, accepted then), and lists every live replica's address in
+            its Agent Card and :meth:`communications_entries` (docs/bot.md, "Running more than
+            one process"). Each replica has its own data folder, chat core and address.
         rate_limit: the Service RPC limit per signer key (default: the transport's).
         anonymous_rate_limit: the Service RPC limit for all unsigned requests together.
         shutdown_grace_s: how long calls in flight may go on when the bot stops; calls still
@@ -210,7 +222,8 @@ class ResponderBot:
             (``bad_transports``), a description over 160 characters (``bad_description``),
             ``serves`` not a list of peer types (``bad_serves``), a command menu that lists
             ``/_call`` (``bad_commands``), an ``agent_card`` without ``a2a``
-            (``bad_setting``).
+            (``bad_setting``), a ``service`` without a PostgreSQL ``task_database`` or with a
+            name that is not a service name (``bad_setting``).
         BindingConfigError: ``mcp`` is a server of a kind the MCP binding does not serve
             (``unsupported_server``; the message names the kinds it serves).
     """
@@ -235,6 +248,7 @@ class ResponderBot:
         join_groups: bool = False,
         data_dir: str | os.PathLike[str] | None = None,
         task_database: str | os.PathLike[str] | None = None,
+        service: str | None = None,
         rate_limit: RateLimit | None = None,
         anonymous_rate_limit: RateLimit | None = None,
         shutdown_grace_s: float = 10.0,
@@ -351,6 +365,12 @@ class ResponderBot:
         self._log_contents = log_contents
         self._on_call = on_call
         self._clock: Clock = clock if clock is not None else SystemClock()
+        self._shared: SharedState | None = None
+        if service is not None:
+            self._shared = _shared_state(service, task_database, self._clock)
+        self._rate_counter: SharedRateCounter | None = None
+        self._presence: ReplicaPresence | None = None
+        self._replicas: tuple[Replica, ...] = ()
         self._wanted = ProtocolDeclarations(
             tuple(
                 ProtocolDeclaration(name, versions, chat="chat" in chosen, rpc="rpc" in chosen)
@@ -427,6 +447,21 @@ class ResponderBot:
         Raises:
             BotConfigError: ``not_running``: the address is known once the bot is serving.
         """
+        return self._entry(self.display_name, self.address, info)
+
+    def communications_entries(self, info: str = "") -> list[str]:
+        """:meth:`communications_entry` for every live replica of the bot's service, this one
+        first, each with its own address and display name: the items a website lists so that
+        callers can reach any of them. Without ``service``, this bot's entry alone.
+
+        Raises:
+            BotConfigError: ``not_running``: the addresses are known once the bot is serving.
+        """
+        own = self.communications_entry(info)
+        others = [self._entry(r.display_name, r.address, info) for r in self._replicas[1:]]
+        return [own, *others]
+
+    def _entry(self, title: str, url: str, info: str) -> str:
         from simplex_protocols.llmstxt import (
             SIMPLEX_NETWORK,
             AddressType,
@@ -437,8 +472,8 @@ class ResponderBot:
 
         audience = Audience.from_peer_types(self._serves or ("human",)) or Audience.AGENTS
         entry = CommunicationsEntry(
-            title=self.display_name,
-            url=self.address,
+            title=title,
+            url=url,
             network=SIMPLEX_NETWORK,
             type=AddressType.BUSINESS_CONTACT if self._business else AddressType.CONTACT,
             audience=audience,
@@ -446,6 +481,12 @@ class ResponderBot:
             info=info,
         )
         return render_communications_entry(entry)
+
+    @property
+    def replicas(self) -> tuple[Replica, ...]:
+        """The live replicas of the bot's service as last read from the shared database, this
+        one first (empty without ``service``, or before the bot serves)."""
+        return self._replicas
 
     @property
     def data_dir(self) -> Path:
@@ -593,6 +634,9 @@ class ResponderBot:
     ) -> list[Binding]:
         bindings: list[Binding] = []
         versions = {name: decl.versions for name, decl in self._declarations.items()}
+        shared_secret: bytes | None = None
+        if self._shared is not None:
+            shared_secret = await self._open_shared_state(stack)
         if self._mcp is not None:
             from simplex_protocols.bindings.mcp import MCPBinding, load_or_create_secret
 
@@ -601,10 +645,13 @@ class ResponderBot:
             else:
                 # MCP-MSG-6: a requestState sealed before a restart is still accepted after it.
                 secret = load_or_create_secret(self._data.file(_MCP_SECRET))
+                # A replica seals with the service's key, so that the state continues at any
+                # replica; its own key still opens what it sealed before it joined.
+                keys = [secret] if shared_secret is None else [shared_secret, secret]
                 mcp_binding = MCPBinding(
                     self._mcp,
                     versions=versions["mcp"],
-                    request_state_keys=[secret],
+                    request_state_keys=keys,
                     clock=self._clock,
                 )
             bindings.append(await stack.enter_async_context(mcp_binding))
@@ -636,6 +683,13 @@ class ResponderBot:
                             if self._task_database is not None
                             else None
                         ),
+                        # Replicas share the tasks of callers who prove a key, and only those.
+                        service_scope=(
+                            _SERVICE_SCOPE_PREFIX + self._shared.service
+                            if self._shared is not None
+                            else None
+                        ),
+                        identities=self._shared is not None,
                     )
             with _quiet_missing_interfaces():
                 self._a2a_binding = await stack.enter_async_context(a2a_binding)
@@ -647,6 +701,52 @@ class ResponderBot:
             )
             return [ContentLoggingBinding(b) for b in bindings]
         return bindings
+
+    async def _open_shared_state(self, stack: AsyncExitStack) -> bytes:
+        """Connect to the service's shared state; return its ``requestState`` key."""
+        from sqlalchemy.engine import make_url
+
+        from ._shared_state import ReplicaPresence
+
+        shared = self._shared
+        assert shared is not None
+        try:
+            await shared.open()
+            stack.push_async_callback(shared.close)
+            secret = await shared.request_state_secret()
+        except Exception as exc:
+            with anyio.CancelScope(shield=True):
+                await shared.close()
+            shown = make_url(shared.url).render_as_string(hide_password=True)
+            raise BindingConfigError(
+                f"the shared state of service {shared.service} at {shown} cannot be used: "
+                f"{' '.join(str(exc).split()) or type(exc).__name__}",
+                code="database_unavailable",
+            ) from exc
+        self._rate_counter = shared.rate_counter()
+        self._presence = ReplicaPresence(
+            shared,
+            _owner_scope(self._data.file(_A2A_OWNER_SCOPE)),
+            self.display_name,
+            self._replicas_changed,
+            counter=self._rate_counter,
+        )
+        return secret
+
+    def _replicas_changed(self, replicas: list[Replica]) -> None:
+        self._replicas = tuple(replicas)
+        if self._a2a_binding is not None and self._address is not None:
+            self._a2a_binding.set_address(
+                self._address.link, others=[r.address for r in replicas[1:]]
+            )
+        logger.info(
+            "%s: %d replica%s of service %s: %s",
+            self.display_name,
+            len(replicas),
+            "" if len(replicas) == 1 else "s",
+            self._shared.service if self._shared is not None else "",
+            ", ".join(r.display_name for r in replicas),
+        )
 
     def _default_card(self) -> AgentCard:
         from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard
@@ -718,6 +818,9 @@ class ResponderBot:
                 options["rate_limit"] = self._rate_limit
             if self._anonymous_rate_limit is not None:
                 options["anonymous_rate_limit"] = self._anonymous_rate_limit
+            if self._rate_counter is not None:
+                # A caller's limit is the service's, not multiplied by the replicas.
+                options["rate_counter"] = self._rate_counter
             responders.append(
                 ServiceRPCResponder(
                     core,
@@ -775,6 +878,9 @@ class ResponderBot:
                 )
             if self._a2a_binding is not None:
                 self._a2a_binding.set_address(address.link)
+            presence = self._presence
+            if presence is not None:
+                await presence.join(address.link)
             self._data.save_settings(
                 {
                     "userId": user_id,
@@ -794,12 +900,19 @@ class ResponderBot:
                 " and ".join(self._served_transports()),
                 address.link,
             )
+            heartbeats = anyio.CancelScope()
+            if presence is not None:
+                tg.start_soon(_in_scope, heartbeats, presence.run)
             task_status.started(self)
             assert self._stop is not None
             await self._stop.wait()
             self._running = False
             logger.info("%s is stopping", self.display_name)
+            heartbeats.cancel()
             async with anyio.create_task_group() as stopping:
+                if presence is not None:
+                    # Callers are sent to the other replicas from now on.
+                    stopping.start_soon(presence.leave)
                 for responder in responders:
                     stopping.start_soon(responder.shutdown, self._grace_s)
 
@@ -1027,6 +1140,26 @@ def _owner_scope(path: Path) -> str:
         scope = secrets.token_hex(12)
         path.write_text(scope + "\n", encoding="ascii")
     return scope
+
+
+def _shared_state(
+    service: str, task_database: str | os.PathLike[str] | None, clock: Clock
+) -> SharedState:
+    from ._shared_state import SharedState
+
+    if task_database is None:
+        raise BotConfigError(
+            "the replicas of a service share a PostgreSQL database: "
+            "give task_database='postgresql://...' with service",
+            code="bad_setting",
+            argument="task_database",
+        )
+    return SharedState(task_database, service, clock=clock)
+
+
+async def _in_scope(scope: anyio.CancelScope, run: Callable[[], Awaitable[None]]) -> None:
+    with scope:
+        await run()
 
 
 def _mapping(value: Any) -> Mapping[str, Any] | None:

@@ -33,7 +33,15 @@ from simplex_protocols.transports.service_rpc import MemoryRateCounter, RateLimi
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-__all__ = ["Replica", "SharedRateCounter", "SharedState", "check_service_name"]
+__all__ = [
+    "HEARTBEAT_S",
+    "STALE_AFTER_S",
+    "Replica",
+    "ReplicaPresence",
+    "SharedRateCounter",
+    "SharedState",
+    "check_service_name",
+]
 
 logger = logging.getLogger("simplex_protocols.bot")
 
@@ -204,7 +212,7 @@ class SharedState:
             )
 
     async def replicas(self, stale_after_s: float = STALE_AFTER_S) -> list[Replica]:
-        """The replicas seen within ``stale_after_s`` seconds, the longest-serving first."""
+        """The replicas seen within ``stale_after_s`` seconds, in the order of their names."""
         from sqlalchemy import text
 
         async with self.engine.connect() as conn:
@@ -324,3 +332,87 @@ class SharedRateCounter:
 def _window_name(limit: RateLimit) -> str:
     # Keys are counted under their own limit: two limits never share a window.
     return f"{limit.requests}/{limit.per_s!r}"
+
+
+class ReplicaPresence:
+    """This replica's row in the registry, kept fresh while the bot serves.
+
+    :meth:`join` records the replica's address and reads the live replicas; :meth:`run`
+    repeats that every :data:`HEARTBEAT_S` seconds (and prunes the rate windows) until it is
+    cancelled; :meth:`leave` removes the row when the bot stops. ``on_change`` is called with
+    the live replicas whenever they differ from the last ones read (this one first).
+
+    The database being away during a run is a warning, not a stop: the bot keeps serving with
+    the replicas it knew, and its row goes stale at the others until the database is back.
+    """
+
+    def __init__(
+        self,
+        state: SharedState,
+        replica: str,
+        display_name: str,
+        on_change: Callable[[list[Replica]], None],
+        *,
+        counter: SharedRateCounter | None = None,
+    ) -> None:
+        self._state = state
+        self.replica = replica
+        self._display_name = display_name
+        self._on_change = on_change
+        self._counter = counter
+        self._address: str | None = None
+        self._last: list[tuple[str, str, str]] | None = None
+        self._warned = False
+
+    async def join(self, address: str) -> list[Replica]:
+        """Record this replica at ``address`` and return the live replicas (raises the
+        driver's error when the database is away)."""
+        self._address = address
+        return await self._beat()
+
+    async def run(self) -> None:
+        """Heartbeats until cancelled."""
+        while True:
+            await self._state.clock.sleep(HEARTBEAT_S)
+            try:
+                await self._beat()
+                if self._counter is not None:
+                    await self._counter.prune()
+            except Exception as exc:  # the database is away: keep serving, say it once
+                if not self._warned:
+                    logger.warning(
+                        "%s: the shared state of service %s is unavailable (%s); "
+                        "the other replicas stop listing this one until it is back",
+                        self._display_name,
+                        self._state.service,
+                        type(exc).__name__,
+                    )
+                    self._warned = True
+            else:
+                self._warned = False
+
+    async def leave(self) -> None:
+        """Remove this replica from the registry (a warning when the database is away)."""
+        try:
+            await self._state.leave(self.replica)
+        except Exception as exc:
+            logger.warning(
+                "%s: could not remove this replica from service %s (%s); it drops out "
+                "after %d s without a heartbeat",
+                self._display_name,
+                self._state.service,
+                type(exc).__name__,
+                int(STALE_AFTER_S),
+            )
+
+    async def _beat(self) -> list[Replica]:
+        assert self._address is not None
+        await self._state.heartbeat(self.replica, self._address, self._display_name)
+        live = await self._state.replicas()
+        # This replica first, the others in the registry's order.
+        live.sort(key=lambda r: r.replica != self.replica)
+        seen = [(r.replica, r.address, r.display_name) for r in live]
+        if seen != self._last:
+            self._last = seen
+            self._on_change(live)
+        return live

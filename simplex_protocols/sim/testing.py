@@ -25,7 +25,7 @@ import contextlib
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import anyio
 import anyio.abc
@@ -328,7 +328,7 @@ class World:
         self._stack = contextlib.AsyncExitStack()
         self._tg: anyio.abc.TaskGroup | None = None
 
-    async def __aenter__(self) -> World:
+    async def __aenter__(self) -> Self:
         if self.websocket:
             self.server = await self._stack.enter_async_context(SimServer(self.network, port=0))
         self._tg = await self._stack.enter_async_context(anyio.create_task_group())

@@ -11,8 +11,6 @@ server) and skip without it.
 from __future__ import annotations
 
 import contextlib
-import os
-import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -49,7 +47,6 @@ from simplex_protocols.sim import SimNetwork
 
 pytestmark = pytest.mark.anyio
 
-DSN_VARIABLE = "SIMPLEX_TEST_POSTGRES_DSN"
 SCOPE = "anvil-desk"
 #: make_card()'s name: the service a credential is made for.
 SERVICE = "Anvil desk"
@@ -62,30 +59,11 @@ UNKNOWN_TASK = -32001
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-async def database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A fresh, empty task database URL of each kind."""
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'tasks.db'}"
-        return
-    dsn = os.environ.get(DSN_VARIABLE)
-    if not dsn:
-        pytest.skip(f"no PostgreSQL server: set {DSN_VARIABLE} (.ci/run starts one)")
-    import asyncpg
-
-    name = f"identity_{secrets.token_hex(6)}"
-    admin = await asyncpg.connect(dsn)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    try:
-        yield f"{dsn.rpartition('/')[0]}/{name}"
-    finally:
-        admin = await asyncpg.connect(dsn)
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
+        return f"sqlite:///{tmp_path / 'tasks.db'}"
+    return str(request.getfixturevalue("postgres_url"))
 
 
 def replica(database: str, **options: Any) -> A2ABinding:

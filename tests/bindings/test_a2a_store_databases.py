@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -28,31 +26,11 @@ ALICE, BOB = contact(17), contact(42)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-async def database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A fresh, empty task database URL of each kind."""
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'tasks.db'}"
-        return
-    dsn = os.environ.get(DSN_VARIABLE)
-    if not dsn:
-        pytest.skip(f"no PostgreSQL server: set {DSN_VARIABLE} (.ci/run starts one)")
-    import asyncpg
-
-    name = f"a2a_{secrets.token_hex(6)}"
-    admin = await asyncpg.connect(dsn)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    base, _, _ = dsn.rpartition("/")
-    try:
-        yield f"{base}/{name}"
-    finally:
-        admin = await asyncpg.connect(dsn)
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
+        return f"sqlite:///{tmp_path / 'tasks.db'}"
+    return str(request.getfixturevalue("postgres_url"))
 
 
 @pytest.mark.requirement("A2A-AUTHZ-2")

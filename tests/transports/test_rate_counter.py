@@ -5,10 +5,6 @@ The PostgreSQL case needs a server (``SIMPLEX_TEST_POSTGRES_DSN``); without it, 
 
 from __future__ import annotations
 
-import os
-import secrets
-from collections.abc import AsyncIterator
-
 import pytest
 
 from simplex_protocols._clock import ManualClock
@@ -16,7 +12,6 @@ from simplex_protocols.transports.service_rpc import MemoryRateCounter, RateCoun
 
 pytestmark = pytest.mark.anyio
 
-DSN_VARIABLE = "SIMPLEX_TEST_POSTGRES_DSN"
 LIMIT = RateLimit(3, 10.0)
 ALL = RateLimit(5, 10.0)
 
@@ -44,27 +39,8 @@ async def test_memory_counter_counts_a_refused_request_nowhere() -> None:
 
 
 @pytest.fixture
-async def database() -> AsyncIterator[str]:
-    dsn = os.environ.get(DSN_VARIABLE)
-    if not dsn:
-        pytest.skip(f"no PostgreSQL server: set {DSN_VARIABLE} (.ci/run starts one)")
-    import asyncpg  # type: ignore[import-untyped]
-
-    name = f"rate_{secrets.token_hex(6)}"
-    admin = await asyncpg.connect(dsn)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    base, _, _ = dsn.rpartition("/")
-    try:
-        yield f"{base}/{name}"
-    finally:
-        admin = await asyncpg.connect(dsn)
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
+def database(postgres_url: str) -> str:
+    return postgres_url
 
 
 async def test_postgresql_counter_is_shared_by_two_connections(database: str) -> None:
