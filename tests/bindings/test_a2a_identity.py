@@ -41,7 +41,7 @@ from simplex_protocols.bindings.a2a import (
 )
 from simplex_protocols.bot import ResponderBot
 from simplex_protocols.core import ChatCore
-from simplex_protocols.errors import CallFormatError, JSONRPCResponseError
+from simplex_protocols.errors import BindingConfigError, CallFormatError, JSONRPCResponseError
 from simplex_protocols.rpc import SigningKey
 from simplex_protocols.sim import SimNetwork
 
@@ -67,11 +67,11 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 def replica(database: str, **options: Any) -> A2ABinding:
+    options.setdefault("owner_scope", SCOPE)
     return A2ABinding(
         ScriptedExecutor(),
         make_card(),
         database=database,
-        owner_scope=SCOPE,
         identities=True,
         clock=ManualClock(),
         **options,
@@ -131,6 +131,49 @@ async def test_without_the_key_the_task_is_unknown_everywhere(database: str) -> 
         own = (await ask_one(second, send("reserve a file", rid=3), AT_SECOND))["result"]["task"]
         looked = await ask_one(second, proved(call("GetTask", {"id": own["id"]}, rid=4)), AT_SECOND)
         assert looked["error"]["code"] == UNKNOWN_TASK
+
+
+@pytest.mark.requirement("A2A-AUTHZ-2")
+async def test_replicas_with_scopes_of_their_own_share_only_the_proved_callers(
+    database: str,
+) -> None:
+    # As ResponderBot(service=...) runs them: an owner scope per replica, one service scope.
+    scopes = {"service_scope": "service:anvil-desk"}
+    async with (
+        replica(database, owner_scope="replica-1", **scopes) as first,
+        replica(database, owner_scope="replica-2", **scopes) as second,
+    ):
+        task = (await ask_one(first, proved(send("reserve an anvil")), AT_FIRST))["result"]["task"]
+        got = await ask_one(second, proved(call("GetTask", {"id": task["id"]})), AT_SECOND)
+        assert got["result"]["id"] == task["id"]
+        # Contact 17 of the first replica and contact 17 of the second are two people.
+        plain = (await ask_one(first, send("reserve a file", rid=2), AT_FIRST))["result"]["task"]
+        get = call("GetTask", {"id": plain["id"]}, rid=3)
+        assert (await ask_one(second, get, AT_FIRST))["error"]["code"] == UNKNOWN_TASK
+        assert (await ask_one(first, get, AT_FIRST))["result"]["id"] == plain["id"]
+        intruder = send("hi", rid=4, context_id=plain["contextId"])
+        assert (await ask_one(second, intruder, AT_FIRST))["error"]["code"] == UNKNOWN_TASK
+
+
+@pytest.mark.parametrize(
+    "scopes",
+    [
+        {"service_scope": "service:acme"},  # without a scope of the bot's own
+        {"owner_scope": "same", "service_scope": "same"},
+        {"owner_scope": "replica-1", "service_scope": "service|acme"},
+        {"owner_scope": "replica-1", "service_scope": ""},
+    ],
+)
+def test_scopes_that_cannot_work_are_refused(scopes: dict[str, str], tmp_path: Path) -> None:
+    with pytest.raises(BindingConfigError) as refused:
+        A2ABinding(
+            ScriptedExecutor(),
+            make_card(),
+            database=tmp_path / "tasks.db",
+            identities=True,
+            **scopes,  # type: ignore[arg-type]
+        )
+    assert refused.value.code == "bad_setting"
 
 
 @pytest.mark.requirement("A2A-AUTHZ-3")
