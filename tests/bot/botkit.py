@@ -117,6 +117,23 @@ def tool_call(name: str, arguments: Mapping[str, Any], rid: int | str = 1, **par
     }
 
 
+def confirmed_reserve(first: Any, rid: int | str = 2) -> JSON:
+    """The follow-up of a ``reserve`` call that asked for confirmation (``first``, the answer
+    with ``resultType`` ``input_required``): the same call, confirmed, with its
+    ``requestState``."""
+    assert isinstance(first, dict), first
+    result = first["result"]
+    assert result["resultType"] == "input_required", result
+    [question] = result["inputRequests"]
+    return tool_call(
+        "reserve",
+        {"item": "anvil"},
+        rid=rid,
+        inputResponses={question: {"action": "accept", "content": {"confirm": True}}},
+        requestState=result["requestState"],
+    )
+
+
 def tools_list(rid: int | str = 1) -> JSON:
     """A tools/list request of revision 2026-07-28."""
     return {

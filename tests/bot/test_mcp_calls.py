@@ -14,7 +14,7 @@ from simplex_protocols.bindings.mcp import is_final
 from simplex_protocols.bot import ResponderBot
 from simplex_protocols.rpc import SigningKey
 
-from .botkit import World, make_tools, tool_call, tool_text
+from .botkit import World, confirmed_reserve, make_tools, tool_call, tool_text
 
 pytestmark = pytest.mark.anyio
 
@@ -108,17 +108,7 @@ async def test_a_request_state_sealed_before_a_restart_is_accepted_after_it(
             first = await alice.rpc.request(
                 bot.address, "mcp", tool_call("reserve", {"item": "anvil"}), signing_key=key
             )
-        assert isinstance(first, dict)
-        result = first["result"]
-        assert result["resultType"] == "input_required"
-        [question] = result["inputRequests"]
-        follow_up = tool_call(
-            "reserve",
-            {"item": "anvil"},
-            rid=2,
-            inputResponses={question: {"action": "accept", "content": {"confirm": True}}},
-            requestState=result["requestState"],
-        )
+        follow_up = confirmed_reserve(first)
         # The same data folder: the same secret, so the state is still good.
         async with new_bot(tmp_path, world).serving(world.network.backend("acme")) as bot:
             second = await alice.rpc.request(bot.address, "mcp", follow_up, signing_key=key)

@@ -33,7 +33,17 @@ from simplex_protocols.errors import BindingConfigError, BotConfigError, RateLim
 from simplex_protocols.rpc import SigningKey
 from simplex_protocols.transports import CallRecord, RateLimit
 
-from .botkit import WAIT_S, Caller, EchoAgent, World, echo_card, make_tools, tool_call, tool_text
+from .botkit import (
+    WAIT_S,
+    Caller,
+    EchoAgent,
+    World,
+    confirmed_reserve,
+    echo_card,
+    make_tools,
+    tool_call,
+    tool_text,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -209,17 +219,7 @@ async def test_a_request_state_sealed_at_one_replica_continues_at_another(
             first = await alice.rpc.request(
                 one.address, "mcp", tool_call("reserve", {"item": "anvil"}), signing_key=key
             )
-            assert isinstance(first, dict)
-            result = first["result"]
-            assert result["resultType"] == "input_required"
-            [question] = result["inputRequests"]
-            follow_up = tool_call(
-                "reserve",
-                {"item": "anvil"},
-                rid=2,
-                inputResponses={question: {"action": "accept", "content": {"confirm": True}}},
-                requestState=result["requestState"],
-            )
+            follow_up = confirmed_reserve(first)
             at_two = await alice.rpc.request(two.address, "mcp", follow_up, signing_key=key)
             # A bot that is no replica of the service has a key of its own (MCP-MSG-6 holds
             # per service, not across services).
