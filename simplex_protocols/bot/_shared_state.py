@@ -31,7 +31,7 @@ from simplex_protocols.errors import BotConfigError
 from simplex_protocols.transports.service_rpc import MemoryRateCounter, RateLimit
 
 if TYPE_CHECKING:
-    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 __all__ = [
     "HEARTBEAT_S",
@@ -65,6 +65,40 @@ _SCHEMA: Final = (
         service text NOT NULL, replica text NOT NULL, address text NOT NULL,
         display_name text NOT NULL, seen_at double precision NOT NULL,
         PRIMARY KEY (service, replica))""",
+    # One request's admission in one statement (one round trip, no BEGIN and COMMIT): lock
+    # each key's window (advisory locks, in the caller's order, held to the end of the
+    # statement's transaction), prune it, count it, and only when every window admits the
+    # request, record it in each. Returns the seconds until the first full window admits one,
+    # or NULL when admitted. Each statement of a PL/pgSQL function reads what was committed
+    # before it started, so a count after the lock sees every request admitted before.
+    """CREATE OR REPLACE FUNCTION simplex_service_admit(
+        p_service text, p_windows text[], p_keys text[], p_limits integer[],
+        p_pers double precision[], p_now double precision)
+    RETURNS double precision LANGUAGE plpgsql AS $$
+    DECLARE
+        i integer;
+        n bigint;
+        oldest double precision;
+    BEGIN
+        FOR i IN 1 .. cardinality(p_keys) LOOP
+            PERFORM pg_advisory_xact_lock(
+                hashtextextended(p_service || '|' || p_windows[i] || '|' || p_keys[i], 0));
+        END LOOP;
+        FOR i IN 1 .. cardinality(p_keys) LOOP
+            DELETE FROM simplex_service_rate
+                WHERE service = p_service AND window_name = p_windows[i] AND key = p_keys[i]
+                AND at <= p_now - p_pers[i];
+            SELECT count(*), min(at) INTO n, oldest FROM simplex_service_rate
+                WHERE service = p_service AND window_name = p_windows[i] AND key = p_keys[i];
+            IF n >= p_limits[i] AND oldest IS NOT NULL THEN
+                RETURN oldest + p_pers[i] - p_now;
+            END IF;
+        END LOOP;
+        INSERT INTO simplex_service_rate (service, window_name, key, at)
+            SELECT p_service, w, k, p_now FROM unnest(p_windows, p_keys) AS u(w, k);
+        RETURN NULL;
+    END
+    $$""",
 )
 #: The advisory lock that makes two replicas creating the tables at once take turns:
 #: CREATE ... IF NOT EXISTS alone can still fail on a concurrent create in PostgreSQL.
@@ -234,10 +268,11 @@ class SharedState:
 class SharedRateCounter:
     """A :class:`~simplex_protocols.transports.service_rpc.RateCounter` in PostgreSQL.
 
-    A sliding window per key as rows of admitted requests: one transaction per request, which
-    takes an advisory lock per key (in a fixed order, so two requests never wait on each other
-    in a cycle), prunes the key's rows that left its window, counts the rest and inserts one
-    row per limit when every limit admits the request. The lock ends with the transaction.
+    A sliding window per key as rows of admitted requests: one statement per request, the
+    database's function ``simplex_service_admit``, which takes an advisory lock per key (in a
+    fixed order, so two requests never wait on each other in a cycle), prunes the key's rows
+    that left its window, counts the rest and inserts one row per limit when every limit admits
+    the request. The locks end with the statement.
 
     When the database cannot be reached during a run, the request is counted in this process
     instead (a warning is logged): the limit then holds per replica until the database is
@@ -266,8 +301,7 @@ class SharedRateCounter:
         """See ``RateCounter.admit``; counted on ``wall``."""
         self._longest_s = max([self._longest_s, *(limit.per_s for _, limit in checks)])
         try:
-            async with self._state.engine.begin() as conn:
-                retry = await self._admit(conn, checks, wall)
+            retry = await self._admit(checks, wall)
         except Exception as exc:  # the database is away: count here until it is back
             if not self._warned:
                 logger.warning(
@@ -279,54 +313,44 @@ class SharedRateCounter:
         self._warned = False
         return retry
 
-    async def _admit(
-        self, conn: AsyncConnection, checks: Sequence[tuple[str, RateLimit]], wall: float
-    ) -> int | None:
-        from sqlalchemy import text
-
-        service = self._state.service
+    async def _admit(self, checks: Sequence[tuple[str, RateLimit]], wall: float) -> int | None:
         # Keys are stored as hex: the responder's own keys start with NUL, which text refuses.
+        # Sorted, so that two requests never wait on each other's locks in a cycle.
         named = sorted(
             {
                 (_window_name(limit), key.encode("utf-8", "surrogatepass").hex(), limit)
                 for key, limit in checks
             }
         )
-        for name, key, _ in named:
-            await conn.execute(
-                text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"),
-                {"k": f"{service}|{name}|{key}"},
-            )
-        for name, key, limit in named:
-            await conn.execute(
-                text(
-                    "DELETE FROM simplex_service_rate WHERE service = :s AND window_name = :w "
-                    "AND key = :k AND at <= :start"
-                ),
-                {"s": service, "w": name, "k": key, "start": wall - limit.per_s},
-            )
-            row = (
-                await conn.execute(
-                    text(
-                        "SELECT count(*), min(at) FROM simplex_service_rate "
-                        "WHERE service = :s AND window_name = :w AND key = :k"
-                    ),
-                    {"s": service, "w": name, "k": key},
+        arguments = (
+            self._state.service,
+            [name for name, _, _ in named],
+            [key for _, key, _ in named],
+            [limit.requests for _, _, limit in named],
+            [float(limit.per_s) for _, _, limit in named],
+            wall,
+        )
+        async with self._state.engine.connect() as conn:
+            raw = await conn.get_raw_connection()
+            driver = raw.driver_connection
+            if self._state.url.startswith("postgresql+asyncpg"):
+                # asyncpg itself, for its cache of prepared statements; it runs one statement
+                # outside a transaction block without BEGIN and COMMIT.
+                seconds = await driver.fetchval(  # type: ignore[union-attr]
+                    "SELECT simplex_service_admit($1, $2, $3, $4, $5, $6)", *arguments
                 )
-            ).one()
-            count, oldest = int(row[0]), row[1]
-            if count >= limit.requests and oldest is not None:
-                # The oldest request in the window leaves it at oldest + per_s.
-                return max(1, math.ceil(float(oldest) + limit.per_s - wall))
-        for name, key, _ in named:
-            await conn.execute(
-                text(
-                    "INSERT INTO simplex_service_rate (service, window_name, key, at) "
-                    "VALUES (:s, :w, :k, :t)"
-                ),
-                {"s": service, "w": name, "k": key, "t": wall},
-            )
-        return None
+            else:  # another PostgreSQL driver: the same statement through SQLAlchemy
+                from sqlalchemy import text
+
+                auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+                names = ("s", "w", "k", "n", "p", "t")
+                result = await auto.execute(
+                    text("SELECT simplex_service_admit(:s, :w, :k, :n, :p, :t)"),
+                    dict(zip(names, arguments, strict=True)),
+                )
+                seconds = result.scalar_one()
+        # The oldest request in the full window leaves it after this many seconds.
+        return None if seconds is None else max(1, math.ceil(float(seconds)))
 
 
 def _window_name(limit: RateLimit) -> str:

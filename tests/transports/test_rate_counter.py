@@ -5,6 +5,7 @@ The PostgreSQL case needs a server (``SIMPLEX_TEST_POSTGRES_DSN``); without it, 
 
 from __future__ import annotations
 
+import anyio
 import pytest
 
 from simplex_protocols._clock import ManualClock
@@ -71,3 +72,38 @@ async def test_postgresql_counter_is_shared_by_two_connections(database: str) ->
     finally:
         for state in (one, two, other):
             await state.close()
+
+
+@pytest.mark.parametrize("one_key", [True, False])
+@pytest.mark.parametrize("through", ["asyncpg", "sqlalchemy"])
+async def test_postgresql_counter_admits_exactly_the_limit_of_requests_made_at_once(
+    database: str, one_key: bool, through: str
+) -> None:
+    from simplex_protocols.bot._shared_state import SharedState
+
+    clock = ManualClock()
+    states = [SharedState(database, "acme", clock=clock) for _ in range(2)]
+    for state in states:
+        await state.open()
+        if through == "sqlalchemy":
+            # As with a PostgreSQL driver other than asyncpg: the statement goes through
+            # SQLAlchemy (the engine stays asyncpg's, which is all this machine has).
+            state.url = state.url.replace("+asyncpg", "+other", 1)
+    try:
+        counters = [state.rate_counter() for state in states]
+        wall = clock.wall()
+        outcomes: list[int | None] = []
+
+        async def one(n: int) -> None:
+            # Two replicas; a key's limit, and the limit of all keys together.
+            checks = [("k" if one_key else f"k{n}", LIMIT), ("*", ALL)]
+            outcomes.append(await counters[n % 2].admit(checks, now=0.0, wall=wall + n / 100))
+
+        async with anyio.create_task_group() as tg:
+            for n in range(20):
+                tg.start_soon(one, n)
+    finally:
+        for state in states:
+            await state.close()
+    assert outcomes.count(None) == (LIMIT if one_key else ALL).requests
+    assert all(isinstance(o, int) and 1 <= o <= LIMIT.per_s for o in outcomes if o is not None)
