@@ -147,9 +147,12 @@ def served_bindings(
 
 
 async def run_until(
-    clock: Clock, deadline: float, func: Callable[[], Awaitable[T]]
+    clock: Clock, deadline: float, func: Callable[..., Awaitable[T]], *args: Any
 ) -> tuple[bool, T | None]:
-    """Run ``func`` until it returns or ``deadline`` passes on ``clock``.
+    """Run ``func(*args)`` until it returns or ``deadline`` passes on ``clock``.
+
+    ``args`` are passed rather than closed over: a closure per call costs a function, its
+    cells and a coroutine more, for every call in flight (each call of a transport passes here).
 
     Returns:
         ``(True, result)`` when ``func`` returned in time, ``(False, None)`` when the deadline
@@ -162,7 +165,7 @@ async def run_until(
         # The event loop's own timer does it for the real clock: no task, no task group
         # and no sleeping coroutine per call (each call of a transport passes here).
         with anyio.move_on_after(deadline - clock.now()):
-            return True, await func()
+            return True, await func(*args)
         return False, None
     result: list[T] = []
     errors: list[Exception] = []
@@ -174,7 +177,7 @@ async def run_until(
 
         tg.start_soon(timer)
         try:
-            result.append(await func())
+            result.append(await func(*args))
         except Exception as exc:
             errors.append(exc)
         tg.cancel_scope.cancel()

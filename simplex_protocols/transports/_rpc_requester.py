@@ -8,7 +8,7 @@ command returns ``serviceResponse`` with ``responseData``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from simplex_protocols._clock import Clock, SystemClock
 from simplex_protocols.core import ChatAPI, ChatCore
@@ -167,13 +167,9 @@ class ServiceRPCRequester:
             sign_key=key.to_sign_key() if key is not None else None,
         )
         verb = cmds.SERVICE_REQUEST_VERB
-
-        async def send() -> dict[str, Any]:
-            return await self.core.command(cmd)
-
         try:
             finished, response = await run_until(
-                self.clock, self.clock.now() + wait_s + _GUARD_S, send
+                self.clock, self.clock.now() + wait_s + _GUARD_S, self.core.command, cmd
             )
         except CoreError as exc:
             mapped = _map_core_error(exc, wait_s, envelope, key is not None)

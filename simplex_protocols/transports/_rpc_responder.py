@@ -426,28 +426,21 @@ class ServiceRPCResponder(EventResponder):
         deadline = start + RESPONSE_WINDOW_S - self.response_margin_s
         hard_stop = start + RESPONSE_WINDOW_S - min(self.response_margin_s, HARD_STOP_MARGIN_S)
 
-        async def slot() -> None:
-            await self._limiter.acquire()
-
         try:
             self._limiter.acquire_nowait()
             got_slot = True
         except anyio.WouldBlock:
-            got_slot, _ = await run_until(self.clock, deadline, slot)
+            got_slot, _ = await run_until(self.clock, deadline, self._limiter.acquire)
         if not got_slot:
             return error_response(
                 ErrorCode.RATE_LIMITED, "the responder is busy", self.busy_retry_after_s
             )
         try:
             budget = deadline - self.clock.now()
-
-            async def work() -> dict[str, Any] | EnvelopeOutcome:
-                answer = await binding.handle_rpc(request.request, caller, budget_s=budget)
-                await anyio.lowlevel.checkpoint()  # a swallowed cancellation surfaces here
-                return answer
-
             try:
-                finished, result = await run_until(self.clock, hard_stop, work)
+                finished, result = await run_until(
+                    self.clock, hard_stop, _binding_answer, binding, request.request, caller, budget
+                )
             except Exception:
                 # RPC-ERR-10: internal; the details stay in our log.
                 logger.exception(
@@ -491,6 +484,15 @@ class ServiceRPCResponder(EventResponder):
             # RPC-LIM-3: we never send more than 10,000 bytes of JSON by default.
             return error_response(ErrorCode.TOO_LARGE, "the response is too large")
         return response
+
+
+async def _binding_answer(
+    binding: Binding, request: JSONValue, caller: Caller, budget_s: float
+) -> dict[str, Any] | EnvelopeOutcome:
+    """The binding's answer to an envelope's ``request`` (the work :func:`run_until` bounds)."""
+    answer = await binding.handle_rpc(request, caller, budget_s=budget_s)
+    await anyio.lowlevel.checkpoint()  # a swallowed cancellation surfaces here
+    return answer
 
 
 def _same_json(a: JSONValue, b: JSONValue) -> bool:
