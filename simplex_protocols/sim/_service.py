@@ -121,19 +121,20 @@ def service_request(ctx: CoreContext, a: Args) -> JSON:
     if link.ratchet is None:
         # Spec: "A request to an address without ratchet keys fails at once."
         raise ChatFailure(service_error("notDRAddress"))
+    # The agent carries the request body as the chat core encodes it; those bytes are signed,
+    # and measured.
+    payload = core_encode_json(request)
     try:
         # RPC-LIM-2: "the agent pads a request ... its own framing included, to 11,106
         # bytes, and a longer one fails" (the reply queue is on the requester's router).
         check_service_size(
-            request,
+            payload,
             kind="request",
             signed=a["signKey"] is not None,
             reply_queue_info_bytes=reply_queue_info_size([user.router]),
         )
     except MessageTooLargeError:
         raise _large("service request") from None
-    # The agent carries the request body as the chat core encodes it; those bytes are signed.
-    payload = core_encode_json(request)
     # A new ratchet with the address for this request, from a fresh key of the requester.
     requester_key = ctx.network.random.randbytes(_X448_KEY_BYTES)
     body: JSON = {"t": "x.svc.req", "ratchetKey": b64url(requester_key), "payload": payload}
