@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -126,6 +126,16 @@ _CHANGED_LISTS: Final[Mapping[type, tuple[str, ...]]] = {
 
 class _ResponseTooLarge(Exception):
     """Over Service RPC: the response cannot be made to fit (MCP-MSG-7, too_large)."""
+
+
+def _rpc_outcome(exc: ConversationRequired | _ResponseTooLarge) -> EnvelopeOutcome:
+    """The envelope error of a Service RPC call that ended with ``exc``."""
+    if isinstance(exc, ConversationRequired):
+        # MCP-MSG-8: the tool said so while it ran (require_conversation).
+        return EnvelopeOutcome(CONVERSATION_REQUIRED, exc.reason)
+    # MCP-MSG-7, RPC-ERR-7: over Service RPC, a response above the size limit is replaced
+    # "with the envelope error too_large".
+    return EnvelopeOutcome(TOO_LARGE, "a list item is larger than a Service RPC response")
 
 
 def _quoted_command(prepared: _Prepared) -> str:
@@ -465,7 +475,11 @@ class MCPBinding:
         answer: dict[str, Any] | EnvelopeOutcome | None = None
         if isinstance(self._clock, SystemClock):
             with anyio.move_on_after(budget_s):
-                answer = await self._call_rpc(prepared, dctx, caller)
+                # _call_rpc's work without its coroutine: one frame fewer per call in flight.
+                try:
+                    answer = await self._call(prepared, dctx, caller, rpc=True)
+                except (ConversationRequired, _ResponseTooLarge) as exc:
+                    answer = _rpc_outcome(exc)
         else:
             # Another clock (a ManualClock in tests): a watchdog sleeps on it.
             async def watchdog(scope: anyio.CancelScope) -> None:
@@ -615,15 +629,19 @@ class MCPBinding:
         # MCP-MSG-4: the response has the request's id.
         return {"jsonrpc": "2.0", "id": prepared.request_id, "result": result}
 
-    async def _serve(
+    def _serve(
         self, prepared: _Prepared, dctx: _DispatchContext, params: dict[str, Any] | None
-    ) -> dict[str, Any]:
-        """One ``serve_one`` of the request's method with ``params``, on a fresh connection."""
+    ) -> Awaitable[dict[str, Any]]:
+        """One ``serve_one`` of the request's method with ``params``, on a fresh connection.
+
+        Not a coroutine of its own: it hands back ``serve_one``'s, one frame fewer per call in
+        flight.
+        """
         route = prepared.route
         connection = Connection.from_envelope(
             route.protocol_version, route.client_info, route.client_capabilities
         )
-        return await serve_one(
+        return serve_one(
             self._server,
             dctx,
             prepared.method,
@@ -695,13 +713,8 @@ class MCPBinding:
     ) -> dict[str, Any] | EnvelopeOutcome:
         try:
             return await self._call(prepared, dctx, caller, rpc=True)
-        except ConversationRequired as exc:
-            # MCP-MSG-8: the tool said so while it ran (require_conversation).
-            return EnvelopeOutcome(CONVERSATION_REQUIRED, exc.reason)
-        except _ResponseTooLarge:
-            # MCP-MSG-7, RPC-ERR-7: over Service RPC, a response above the size limit is
-            # replaced "with the envelope error too_large".
-            return EnvelopeOutcome(TOO_LARGE, "a list item is larger than a Service RPC response")
+        except (ConversationRequired, _ResponseTooLarge) as exc:
+            return _rpc_outcome(exc)
 
     def _discover_result(self, result: dict[str, Any]) -> dict[str, Any]:
         # MCP-CAP-2: server/discover reports the revisions this binding serves and declares
