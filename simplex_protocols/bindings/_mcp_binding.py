@@ -481,15 +481,7 @@ class MCPBinding:
                 except (ConversationRequired, _ResponseTooLarge) as exc:
                     answer = _rpc_outcome(exc)
         else:
-            # Another clock (a ManualClock in tests): a watchdog sleeps on it.
-            async def watchdog(scope: anyio.CancelScope) -> None:
-                await self._clock.sleep(budget_s)
-                scope.cancel()
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(watchdog, tg.cancel_scope)
-                answer = await self._call_rpc(prepared, dctx, caller)
-                tg.cancel_scope.cancel()
+            answer = await self._call_rpc_on_clock(prepared, dctx, caller, budget_s)
         if answer is None:
             # The call could not finish inside the Service RPC response window: it is
             # cancelled, and the requester is told to make it in a conversation, where it
@@ -707,6 +699,23 @@ class MCPBinding:
         if methods is not None:
             self._list_snapshots.drop(methods)
             logger.debug("the server changed its %s: kept pages dropped", ", ".join(methods))
+
+    async def _call_rpc_on_clock(
+        self, prepared: _Prepared, dctx: _DispatchContext, caller: Caller, budget_s: float
+    ) -> dict[str, Any] | EnvelopeOutcome | None:
+        """:meth:`_call_rpc` within ``budget_s`` on another clock than the real one (a
+        ManualClock in tests), where a watchdog sleeps on it; ``None`` when it ran out."""
+        answer: dict[str, Any] | EnvelopeOutcome | None = None
+
+        async def watchdog(scope: anyio.CancelScope) -> None:
+            await self._clock.sleep(budget_s)
+            scope.cancel()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watchdog, tg.cancel_scope)
+            answer = await self._call_rpc(prepared, dctx, caller)
+            tg.cancel_scope.cancel()
+        return answer
 
     async def _call_rpc(
         self, prepared: _Prepared, dctx: _DispatchContext, caller: Caller
