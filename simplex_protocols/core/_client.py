@@ -412,11 +412,16 @@ class ChatCore:
         self._waiters[corr_id] = waiter
         try:
             if timeout is None:
-                # Most commands: no cancel scope of their own (one per command in flight).
-                await self._send_and_wait(frame, waiter, conn)
+                # Most commands: no cancel scope of their own (one per command in flight), and
+                # the wait in this frame (no coroutine of its own while the command is pending).
+                await self._send(frame, conn)
+                if not waiter.answered:
+                    await waiter.wakeup
             else:
                 with anyio.move_on_after(timeout):
-                    await self._send_and_wait(frame, waiter, conn)
+                    await self._send(frame, conn)
+                    if not waiter.answered:
+                        await waiter.wakeup
         finally:
             self._waiters.pop(corr_id, None)
             if not waiter.answered:
@@ -439,9 +444,9 @@ class ChatCore:
             )
         return response
 
-    async def _send_and_wait(
-        self, frame: dict[str, str], waiter: _Waiter, conn: _Connection | None
-    ) -> None:
+    async def _send(self, frame: dict[str, str], conn: _Connection | None) -> None:
+        """Hand a command's frame to the backend; a failure is a lost connection (which fails
+        the command's waiter)."""
         try:
             await self._backend.send_frame(frame)
         except CoreConnectionError as exc:
@@ -450,8 +455,6 @@ class ChatCore:
             lost = CoreConnectionError(f"{self.description}: sending failed: {exc!r}")
             lost.__cause__ = exc
             self._connection_lost(lost, conn)
-        if not waiter.answered:
-            await waiter.wakeup
 
     # ------------------------------------------------------------------ events
 
