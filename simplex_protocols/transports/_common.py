@@ -22,6 +22,7 @@ __all__ = [
     "core_of",
     "log_call",
     "method_of",
+    "real_clock",
     "run_until",
     "shielded",
 ]
@@ -146,6 +147,13 @@ def served_bindings(
     return by_name, frozenset(served)
 
 
+def real_clock(clock: Clock) -> bool:
+    """Whether ``clock`` is the real clock, whose deadlines the event loop's own timer keeps
+    (``anyio.move_on_after``): :func:`run_until` needs no task for it, and the hot paths write
+    its real-clock branch in their own frame."""
+    return type(clock) is SystemClock
+
+
 async def run_until(
     clock: Clock, deadline: float, func: Callable[..., Awaitable[T]], *args: Any
 ) -> tuple[bool, T | None]:
@@ -161,7 +169,7 @@ async def run_until(
     Raises:
         Exception: whatever ``func`` raised, unchanged (never wrapped in an exception group).
     """
-    if type(clock) is SystemClock:
+    if real_clock(clock):
         # The event loop's own timer does it for the real clock: no task, no task group
         # and no sleeping coroutine per call (each call of a transport passes here).
         with anyio.move_on_after(deadline - clock.now()):

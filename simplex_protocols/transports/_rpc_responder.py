@@ -51,6 +51,7 @@ from ._common import (
     log_call,
     logger,
     method_of,
+    real_clock,
     run_until,
     served_bindings,
     shielded,
@@ -438,9 +439,24 @@ class ServiceRPCResponder(EventResponder):
         try:
             budget = deadline - self.clock.now()
             try:
-                finished, result = await run_until(
-                    self.clock, hard_stop, _binding_answer, binding, request.request, caller, budget
-                )
+                if real_clock(self.clock):
+                    # run_until's real-clock path in this frame: two coroutines fewer on the
+                    # stack of each call in flight, which every resume of the call passes.
+                    finished, result = False, None
+                    with anyio.move_on_after(hard_stop - self.clock.now()):
+                        result = await binding.handle_rpc(request.request, caller, budget_s=budget)
+                        await anyio.lowlevel.checkpoint()  # a swallowed cancellation surfaces
+                        finished = True
+                else:
+                    finished, result = await run_until(
+                        self.clock,
+                        hard_stop,
+                        _binding_answer,
+                        binding,
+                        request.request,
+                        caller,
+                        budget,
+                    )
             except Exception:
                 # RPC-ERR-10: internal; the details stay in our log.
                 logger.exception(
@@ -489,7 +505,8 @@ class ServiceRPCResponder(EventResponder):
 async def _binding_answer(
     binding: Binding, request: JSONValue, caller: Caller, budget_s: float
 ) -> dict[str, Any] | EnvelopeOutcome:
-    """The binding's answer to an envelope's ``request`` (the work :func:`run_until` bounds)."""
+    """The binding's answer to an envelope's ``request``, the work :func:`run_until` bounds on
+    another clock than the real one."""
     answer = await binding.handle_rpc(request, caller, budget_s=budget_s)
     await anyio.lowlevel.checkpoint()  # a swallowed cancellation surfaces here
     return answer
