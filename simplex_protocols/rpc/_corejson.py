@@ -26,7 +26,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final
+
+import orjson
 
 __all__ = ["core_encode_json"]
 
@@ -89,9 +91,55 @@ def core_encode_json(value: Any) -> str:
         TypeError: the value holds something that is not JSON, or an object key that is not a
             string.
     """
+    if _plain(value, 0):
+        # orjson writes what aeson writes for these values: sorted keys (code point order is
+        # UTF-8 byte order), no whitespace, raw UTF-8, "\\uXXXX" in lower case for control
+        # characters. Only \b and \f differ (aeson: \u0008, \u000c), and a text with either
+        # goes the reference way; so does what orjson refuses (an integer past 64 bits, a lone
+        # surrogate, nesting past its limit).
+        try:
+            fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except orjson.JSONEncodeError:
+            pass
+        else:
+            if b"\\b" not in fast and b"\\f" not in fast:
+                return fast.decode()
+    return reference_core_encode_json(value)
+
+
+def reference_core_encode_json(value: Any) -> str:
+    """:func:`core_encode_json` written out in Python, character by character: the reference
+    the fast path is held to (the property tests compare the two)."""
     parts: list[str] = []
     _encode(value, parts)
     return "".join(parts)
+
+
+#: The types that the fast path writes as aeson does. A float is not among them (aeson writes
+#: ``1.0e-2`` where orjson writes ``0.01``), nor any subclass, tuple or other mapping.
+_PLAIN_TYPES: Final = frozenset({str, int, bool, type(None), dict, list})
+_CONTAINERS: Final = (dict, list)
+#: Deeper than this, the reference path judges (orjson refuses past 255 levels).
+_FAST_DEPTH: Final = 64
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """Whether ``value`` holds only :data:`_PLAIN_TYPES`, with string keys, nested at most
+    :data:`_FAST_DEPTH` deep."""
+    kind = type(value)
+    if kind is dict:
+        if depth >= _FAST_DEPTH or not all(type(k) is str for k in value):
+            return False
+        children: Any = value.values()
+    elif kind is list:
+        if depth >= _FAST_DEPTH:
+            return False
+        children = value
+    else:
+        return kind in _PLAIN_TYPES
+    if not _PLAIN_TYPES.issuperset(map(type, children)):
+        return False
+    return all(_plain(child, depth + 1) for child in children if type(child) in _CONTAINERS)
 
 
 def _encode(value: Any, out: list[str]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -105,6 +106,47 @@ def test_response_round_trip(body: Any, extra: dict[str, Any]) -> None:
 def test_core_encoding_is_json_that_reads_back(value: Any) -> None:
     text = core_encode_json(value)
     assert _same(json.loads(text), value)
+
+
+# Strings with every kind of character aeson treats apart: controls (\b and \f among them),
+# quotes, backslashes, DEL, U+2028, non-ASCII, and lone surrogates (which orjson refuses).
+_tricky_text = st.text(
+    alphabet=st.sampled_from('\x00\x01\x08\x0c\n\r\t\x1f "\\/\x7f\u2028\u00e9\U0001f600\ud800az')
+)
+_encodable: st.SearchStrategy[Any] = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+    | _tricky_text,
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.tuples(children, children)
+        | st.dictionaries(st.text(max_size=8) | _tricky_text, children, max_size=4)
+    ),
+    max_leaves=16,
+)
+
+
+@settings(max_examples=500)
+@given(_encodable)
+def test_core_encoding_fast_path_writes_what_the_reference_writes(value: Any) -> None:
+    from simplex_protocols.rpc._corejson import reference_core_encode_json
+
+    assert core_encode_json(value) == reference_core_encode_json(value)
+
+
+def test_core_encoding_of_deep_and_non_json_values_matches_the_reference() -> None:
+    from simplex_protocols.rpc._corejson import reference_core_encode_json
+
+    deep: Any = "x"
+    for _ in range(300):
+        deep = [deep]
+    assert core_encode_json(deep) == reference_core_encode_json(deep)
+    for bad in ({1: "a"}, {"a": {1, 2}}, [object()]):
+        with pytest.raises(TypeError):
+            core_encode_json(bad)
 
 
 def _total(fn: Any, value: Any) -> None:
