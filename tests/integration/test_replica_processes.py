@@ -30,7 +30,7 @@ from typing import IO, Any
 import anyio
 import anyio.abc
 import pytest
-from bot.botkit import WAIT_S, Caller, echo_card, tool_call, tool_text
+from bot.botkit import WAIT_S, Caller, confirmed_reserve, echo_card, tool_call, tool_text
 
 from simplex_protocols._clock import SystemClock
 from simplex_protocols._wire import loads
@@ -207,15 +207,7 @@ async def test_two_replica_processes_share_state_and_a_stopped_one_leaves_the_re
             asked = await alice.rpc.request(
                 first, "mcp", tool_call("reserve", {"item": "anvil"}), signing_key=state_key
             )
-            assert isinstance(asked, dict)
-            [question] = asked["result"]["inputRequests"]
-            follow_up = tool_call(
-                "reserve",
-                {"item": "anvil"},
-                rid=2,
-                inputResponses={question: {"action": "accept", "content": {"confirm": True}}},
-                requestState=asked["result"]["requestState"],
-            )
+            follow_up = confirmed_reserve(asked)
             reserved = await alice.rpc.request(second, "mcp", follow_up, signing_key=state_key)
             assert isinstance(reserved, dict) and tool_text(reserved) == "Reserved one anvil."
 
