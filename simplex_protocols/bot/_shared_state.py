@@ -26,6 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+import anyio
+
 from simplex_protocols._clock import Clock
 from simplex_protocols.errors import BotConfigError
 from simplex_protocols.transports.service_rpc import MemoryRateCounter, RateLimit
@@ -51,6 +53,8 @@ _SERVICE_NAME: Final = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
 HEARTBEAT_S: Final = 15.0
 #: A replica not seen for this long drops out of the Agent Card and llms.txt.
 STALE_AFTER_S: Final = 60.0
+#: How long a stopping replica waits to take its row out of the registry.
+LEAVE_S: Final = 5.0
 _SECRET_BYTES: Final = 32
 
 _SCHEMA: Final = (
@@ -416,9 +420,16 @@ class ReplicaPresence:
                 self._warned = False
 
     async def leave(self) -> None:
-        """Remove this replica from the registry (a warning when the database is away)."""
+        """Remove this replica from the registry (a warning when the database is away).
+
+        Shielded and bounded (:data:`LEAVE_S`): a second signal that cuts the stop short must
+        not leave the row behind, live for a minute, nor wait on a database that hangs.
+        """
         try:
-            await self._state.leave(self.replica)
+            with anyio.move_on_after(LEAVE_S, shield=True) as scope:
+                await self._state.leave(self.replica)
+            if scope.cancelled_caught:
+                raise TimeoutError(f"no answer within {LEAVE_S:.0f} s")
         except Exception as exc:
             logger.warning(
                 "%s: could not remove this replica from service %s (%s); it drops out "

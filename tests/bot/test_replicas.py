@@ -305,3 +305,24 @@ async def test_a_task_of_a_proved_key_is_read_at_another_replica_and_only_by_tha
     alice_at_one = next(r.caller for r in records if r.method == "SendMessage")
     carol_at_two_key = [r.caller for r in records if r.method == "GetTask"][-1]
     assert alice_at_one == carol_at_two_key
+
+
+async def test_a_stop_cut_short_still_takes_the_replica_out_of_the_registry(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    async with (
+        World() as world,
+        serving(replica(tmp_path, world, "one", postgres_url), world, "a1") as one,
+    ):
+        two = replica(tmp_path, world, "two", postgres_url)
+        async with anyio.create_task_group() as run:
+            await run.start(two.serve, world.network.backend("a2"))
+            await heartbeats_until(world, lambda: len(one.replicas) == 2)
+            run.start_soon(two.shutdown)
+            # The stop has begun (no calls are taken): a second signal cuts it short now.
+            await world.until(lambda: not two.running)
+            run.cancel_scope.cancel()
+        # Gone at the first replica's next heartbeat, not once stale (four heartbeats on).
+        await world.clock.advance(HEARTBEAT_S)
+        await world.until(lambda: len(one.replicas) == 1)
+        assert card_addresses(one) == [one.address]
