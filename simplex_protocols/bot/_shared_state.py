@@ -353,8 +353,13 @@ class SharedRateCounter:
                     dict(zip(names, arguments, strict=True)),
                 )
                 seconds = result.scalar_one()
-        # The oldest request in the full window leaves it after this many seconds.
-        return None if seconds is None else max(1, math.ceil(float(seconds)))
+        if seconds is None:
+            return None
+        # The oldest request in the full window leaves it after this many seconds, at most a
+        # window on: a replica whose clock runs ahead may have stamped requests "later" than
+        # this one's time.
+        longest = max(limit.per_s for _, _, limit in named)
+        return max(1, math.ceil(min(float(seconds), longest)))
 
 
 def _window_name(limit: RateLimit) -> str:

@@ -107,3 +107,20 @@ async def test_postgresql_counter_admits_exactly_the_limit_of_requests_made_at_o
             await state.close()
     assert outcomes.count(None) == (LIMIT if one_key else ALL).requests
     assert all(isinstance(o, int) and 1 <= o <= LIMIT.per_s for o in outcomes if o is not None)
+
+
+async def test_postgresql_counter_says_at_most_a_window_to_a_replica_whose_clock_is_behind(
+    database: str,
+) -> None:
+    from simplex_protocols.bot._shared_state import SharedState
+
+    clock = ManualClock()
+    state = SharedState(database, "acme", clock=clock)
+    await state.open()
+    try:
+        counter, wall = state.rate_counter(), clock.wall()
+        for t in (30.0, 31.0, 32.0):  # stamped by a replica 30 s ahead
+            assert await counter.admit([("k", LIMIT)], now=0.0, wall=wall + t) is None
+        assert await counter.admit([("k", LIMIT)], now=0.0, wall=wall) == LIMIT.per_s
+    finally:
+        await state.close()
