@@ -29,6 +29,7 @@ from pydantic import BaseModel
 
 from simplex_protocols.bindings.mcp import caller_of
 from simplex_protocols.core import ChatCore, ContactRef
+from simplex_protocols.core import commands as cmds
 from simplex_protocols.sim import testing
 from simplex_protocols.sim.testing import ScriptedUser
 from simplex_protocols.transports import ChatCaller, ServiceRPCRequester
@@ -220,7 +221,7 @@ class Caller(ScriptedUser):
 
     async def plan(self, address: str) -> JSON:
         """What ``/_connect plan`` shows of the address, without connecting."""
-        return await self.cmd(f"/_connect plan {self.user_id} {address}")
+        return await self.cmd(cmds.connect_plan(self.user_id, address))
 
 
 class World(testing.World):
