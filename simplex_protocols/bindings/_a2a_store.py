@@ -119,6 +119,22 @@ def _create_engine(url: str) -> AsyncEngine:
         ) from exc
 
 
+def database_unavailable(what: str, url: str | None, exc: BaseException) -> BindingConfigError:
+    """The error for a database that cannot be used: ``database_unavailable``, one line that
+    names it (``what`` and its URL, the password hidden) and says what the driver said.
+
+    Whatever the driver raises (OSError for a refused connection, its own errors for a missing
+    database or bad credentials, SQLAlchemy's wrappers), the bot's owner needs that one line,
+    not the driver's traceback. Raise it ``from exc``.
+    """
+    from sqlalchemy.engine import make_url
+
+    shown = "(none)" if url is None else make_url(url).render_as_string(hide_password=True)
+    return BindingConfigError(
+        f"{what} {shown} cannot be used: {_one_line(exc)}", code="database_unavailable"
+    )
+
+
 def _one_line(exc: BaseException) -> str:
     """The first line of an error, with its type when the text alone says little."""
     text = " ".join(str(exc).strip().splitlines()[:1]) if str(exc).strip() else ""
@@ -293,20 +309,7 @@ class StoreParts:
             if self.engine is not None:
                 with anyio.CancelScope(shield=True):
                     await self.engine.dispose()
-            # Whatever the driver raises (OSError for a refused connection, its own errors
-            # for a missing database or bad credentials, SQLAlchemy's wrappers), the bot's
-            # owner needs one line that names the database, not the driver's traceback.
-            raise BindingConfigError(
-                f"the task database {self._shown_url()} cannot be used: {_one_line(exc)}",
-                code="database_unavailable",
-            ) from exc
-
-    def _shown_url(self) -> str:
-        from sqlalchemy.engine import make_url
-
-        if self.url is None:
-            return "(none)"
-        return make_url(self.url).render_as_string(hide_password=True)
+            raise database_unavailable("the task database", self.url, exc) from exc
 
     async def aclose(self) -> None:
         """Release the database connections."""

@@ -46,7 +46,7 @@ from simplex_protocols.declarations import (
     ProtocolDeclarations,
     check_commands,
 )
-from simplex_protocols.errors import BindingConfigError, BotConfigError, CoreError, SimplexError
+from simplex_protocols.errors import BotConfigError, CoreError, SimplexError
 
 from ._logging import BOT_LOGGER, ContentLoggingBinding, log_call_record
 from ._setup import (
@@ -634,9 +634,17 @@ class ResponderBot:
     ) -> list[Binding]:
         bindings: list[Binding] = []
         versions = {name: decl.versions for name, decl in self._declarations.items()}
+        # A task database given by URL may be shared by several bots; the SQLite file in the
+        # data folder is this bot's alone. The scope also names the bot among its replicas.
+        scope = (
+            _owner_scope(self._data.file(_A2A_OWNER_SCOPE))
+            if self._task_database is not None
+            else None
+        )
         shared_secret: bytes | None = None
         if self._shared is not None:
-            shared_secret = await self._open_shared_state(stack)
+            assert scope is not None  # a service needs a task database
+            shared_secret = await self._open_shared_state(stack, scope)
         if self._mcp is not None:
             from simplex_protocols.bindings.mcp import MCPBinding, load_or_create_secret
 
@@ -676,13 +684,7 @@ class ResponderBot:
                             else self._data.file(_A2A_DATABASE)
                         ),
                         clock=self._clock,
-                        # A task database given by URL may be shared by several bots; the
-                        # SQLite file in the data folder is this bot's alone.
-                        owner_scope=(
-                            _owner_scope(self._data.file(_A2A_OWNER_SCOPE))
-                            if self._task_database is not None
-                            else None
-                        ),
+                        owner_scope=scope,
                         # Replicas share the tasks of callers who prove a key, and only those.
                         service_scope=(
                             _SERVICE_SCOPE_PREFIX + self._shared.service
@@ -702,9 +704,9 @@ class ResponderBot:
             return [ContentLoggingBinding(b) for b in bindings]
         return bindings
 
-    async def _open_shared_state(self, stack: AsyncExitStack) -> bytes:
+    async def _open_shared_state(self, stack: AsyncExitStack, replica: str) -> bytes:
         """Connect to the service's shared state; return its ``requestState`` key."""
-        from sqlalchemy.engine import make_url
+        from simplex_protocols.bindings._a2a_store import database_unavailable
 
         from ._shared_state import ReplicaPresence
 
@@ -717,16 +719,13 @@ class ResponderBot:
         except Exception as exc:
             with anyio.CancelScope(shield=True):
                 await shared.close()
-            shown = make_url(shared.url).render_as_string(hide_password=True)
-            raise BindingConfigError(
-                f"the shared state of service {shared.service} at {shown} cannot be used: "
-                f"{' '.join(str(exc).split()) or type(exc).__name__}",
-                code="database_unavailable",
+            raise database_unavailable(
+                f"the shared state of service {shared.service} at", shared.url, exc
             ) from exc
         self._rate_counter = shared.rate_counter()
         self._presence = ReplicaPresence(
             shared,
-            _owner_scope(self._data.file(_A2A_OWNER_SCOPE)),
+            replica,
             self.display_name,
             self._replicas_changed,
             counter=self._rate_counter,
