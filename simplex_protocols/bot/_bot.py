@@ -875,11 +875,12 @@ class ResponderBot:
                     found.evidence,
                     _FALLBACKS.get(capability, capability.affects),
                 )
-            if self._a2a_binding is not None:
-                self._a2a_binding.set_address(address.link)
             presence = self._presence
             if presence is not None:
+                # Its first reading of the replicas sets the card's addresses, this one first.
                 await presence.join(address.link)
+            elif self._a2a_binding is not None:
+                self._a2a_binding.set_address(address.link)
             self._data.save_settings(
                 {
                     "userId": user_id,

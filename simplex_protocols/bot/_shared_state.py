@@ -397,11 +397,11 @@ class ReplicaPresence:
         self._last: list[tuple[str, str, str]] | None = None
         self._warned = False
 
-    async def join(self, address: str) -> list[Replica]:
-        """Record this replica at ``address`` and return the live replicas (raises the
-        driver's error when the database is away)."""
+    async def join(self, address: str) -> None:
+        """Record this replica at ``address`` and read the live replicas, which ``on_change``
+        gets (raises the driver's error when the database is away)."""
         self._address = address
-        return await self._beat()
+        await self._beat()
 
     async def run(self) -> None:
         """Heartbeats until cancelled."""
@@ -445,7 +445,7 @@ class ReplicaPresence:
                 int(STALE_AFTER_S),
             )
 
-    async def _beat(self) -> list[Replica]:
+    async def _beat(self) -> None:
         assert self._address is not None
         await self._state.heartbeat(self.replica, self._address, self._display_name)
         live = await self._state.replicas()
@@ -455,4 +455,3 @@ class ReplicaPresence:
         if seen != self._last:
             self._last = seen
             self._on_change(live)
-        return live
