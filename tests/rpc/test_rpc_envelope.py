@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -50,6 +51,21 @@ def test_parse_request_keeps_the_request_message_unchanged() -> None:
 def test_parse_request_accepts_bytes_and_an_already_decoded_object() -> None:
     value = {"protocol": "a2a", "request": {}}
     assert parse_service_request(json.dumps(value).encode()) == parse_service_request(value)
+
+
+def test_a_parsed_request_is_a_whole_frozen_service_request() -> None:
+    # The parser builds its ServiceRequest without the dataclass's __init__: the result must
+    # still be equal, hash alike, repr alike and refuse changes as one built the usual way.
+    text = json.dumps(
+        {"protocol": "mcp", "request": [1], "version": 2, "requestKey": KEY, "x": True}
+    )
+    parsed = parse_service_request(text)
+    built = ServiceRequest("mcp", [1], 2, KEY, {"x": True})
+    assert parsed == built
+    assert repr(parsed) == repr(built)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        parsed.protocol = "a2a"  # type: ignore[misc]
+    assert dataclasses.replace(parsed, protocol="a2a").protocol == "a2a"
 
 
 @pytest.mark.requirement("RPC-REQ-3")
