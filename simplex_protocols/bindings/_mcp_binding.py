@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import anyio
 
 # Private parts of mcp 2.3 (pyproject.toml pins mcp to 2.3.x): _otel's middleware class, to
-# take the SDK's telemetry out of the chain (telemetry=False), and runner.modern_error_data
+# take the SDK's telemetry out of the chain (telemetry=False or no tracing set up), and runner.modern_error_data
 # (not in runner.__all__), the SDK's own exception-to-error mapping; no public API gives either.
 from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.connection import Connection
@@ -67,6 +67,7 @@ from mcp_types import (
     RequestId,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from opentelemetry import trace
 from pydantic import ValidationError
 
 from simplex_protocols import _wire
@@ -256,6 +257,13 @@ def _subscription_bus(server: Server[Any], mcp_server: MCPServer[Any] | None) ->
     return bus if callable(getattr(bus, "subscribe", None)) else None
 
 
+def records_traces(provider: trace.TracerProvider) -> bool:
+    """Whether ``provider`` is one set up to record spans: not the OpenTelemetry API's own
+    stand-in (``ProxyTracerProvider``, which the API hands out until a provider is set, or
+    ``NoOpTracerProvider``)."""
+    return not isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider)
+
+
 def _served_versions(versions: Iterable[str] | None) -> tuple[str, ...]:
     if versions is None:
         # Newest first: a declaration lists versions in the bot's order of preference.
@@ -292,8 +300,13 @@ class MCPBinding:
         conversation_tools: names of tools answered over Service RPC with
             ``conversation_required`` without running them (MCP-MSG-8); tools marked with
             :func:`needs_conversation` are added to these.
-        telemetry: keep the SDK's ``OpenTelemetryMiddleware`` (a no-op without an exporter).
-            With ``False`` the binding removes it from the server's middleware.
+        telemetry: keep the SDK's ``OpenTelemetryMiddleware``, which makes a span of every
+            request and reads the caller's W3C trace context from ``_meta``. ``True`` keeps it,
+            ``False`` removes it from the server's middleware. ``None`` (the default) keeps it
+            only when OpenTelemetry has a tracer provider when the binding starts (set with
+            ``opentelemetry.trace.set_tracer_provider`` or named by
+            ``OTEL_PYTHON_TRACER_PROVIDER``): without one its spans record nothing, yet it
+            costs memory and CPU time on every call (``bench/rpc.py`` measures both).
         clock: bounds Service RPC calls to their ``budget_s`` (``SystemClock`` by default).
 
     The binding installs the SDK's ``RequestStateBoundary`` middleware in the server, keyed
@@ -319,7 +332,7 @@ class MCPBinding:
         request_state_keys: Sequence[bytes | str] | None = None,
         request_state_ttl_s: float = 600.0,
         conversation_tools: Iterable[str] = (),
-        telemetry: bool = True,
+        telemetry: bool | None = None,
         clock: Clock | None = None,
     ) -> None:
         # An MCPServer or a FastMCP server is served through its lowlevel server; any other
@@ -331,10 +344,9 @@ class MCPBinding:
         self._conversation_tools = frozenset(conversation_tools)
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._install_request_state(request_state_keys, request_state_ttl_s)
-        if not telemetry:
-            self._server.middleware[:] = [
-                m for m in self._server.middleware if not isinstance(m, OpenTelemetryMiddleware)
-            ]
+        self._telemetry = telemetry
+        if telemetry is False:
+            self._drop_telemetry()
         self._stack: AsyncExitStack | None = None
         self._lifespan_state: Any = None
         self._in_flight: dict[tuple[str, RequestId], list[_InFlight]] = {}
@@ -363,6 +375,11 @@ class MCPBinding:
         )
         chain.insert(position, boundary)
 
+    def _drop_telemetry(self) -> None:
+        self._server.middleware[:] = [
+            m for m in self._server.middleware if not isinstance(m, OpenTelemetryMiddleware)
+        ]
+
     # ------------------------------------------------------------------ the Binding contract
 
     @property
@@ -388,6 +405,9 @@ class MCPBinding:
     async def __aenter__(self) -> MCPBinding:
         if self._stack is not None:
             raise RuntimeError("this MCPBinding is already running")
+        if self._telemetry is None and not records_traces(trace.get_tracer_provider()):
+            self._drop_telemetry()
+            logger.debug("no OpenTelemetry tracer provider: the SDK's spans are off")
         stack = AsyncExitStack()
         self._lifespan_state = await stack.enter_async_context(self._server.lifespan(self._server))
         bus = _subscription_bus(self._server, self._mcp_server)

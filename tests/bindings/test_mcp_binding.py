@@ -25,11 +25,13 @@ from mcp_types import (
     TextContent,
     Tool,
 )
+from opentelemetry import trace
 from pydantic import BaseModel
 
 from simplex_protocols import _wire
 from simplex_protocols._clock import ManualClock
 from simplex_protocols.bindings import Binding, Caller, EnvelopeOutcome, TransportKind
+from simplex_protocols.bindings._mcp_binding import records_traces
 from simplex_protocols.bindings.mcp import (
     ConversationRequired,
     MCPBinding,
@@ -1158,3 +1160,43 @@ def test_telemetry_can_be_switched_off(hooks: Hooks) -> None:
     server = lowlevel(hooks)
     MCPBinding(server, telemetry=False)
     assert [type(m).__name__ for m in server.middleware] == ["RequestStateBoundary"]
+
+
+class _SetUpProvider(trace.TracerProvider):
+    """A tracer provider an application set up (a real one would record and export)."""
+
+    def get_tracer(self, *args: Any, **kwargs: Any) -> trace.Tracer:
+        return trace.NoOpTracer()
+
+
+def test_only_a_provider_that_was_set_up_records_traces() -> None:
+    assert not records_traces(trace.ProxyTracerProvider())
+    assert not records_traces(trace.NoOpTracerProvider())
+    assert records_traces(_SetUpProvider())
+
+
+def _telemetry_kept(binding: MCPBinding) -> bool:
+    return any(type(m).__name__ == "OpenTelemetryMiddleware" for m in binding.server.middleware)
+
+
+@pytest.mark.anyio
+async def test_telemetry_by_default_is_kept_only_with_a_tracer_provider(
+    hooks: Hooks, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No provider set up (the API's stand-in): the SDK's spans would record nothing.
+    monkeypatch.setattr(trace, "get_tracer_provider", trace.ProxyTracerProvider)
+    binding = MCPBinding(lowlevel(hooks))
+    assert _telemetry_kept(binding)  # decided when the binding starts, not when it is made
+    async with binding:
+        assert not _telemetry_kept(binding)
+        [reply] = await chat(binding, request("tools/list"))
+        assert "result" in reply
+    # Told to keep it: kept without a provider.
+    forced = MCPBinding(lowlevel(hooks), telemetry=True)
+    async with forced:
+        assert _telemetry_kept(forced)
+    # A provider set up before the bot starts: kept.
+    monkeypatch.setattr(trace, "get_tracer_provider", _SetUpProvider)
+    traced = MCPBinding(lowlevel(hooks))
+    async with traced:
+        assert _telemetry_kept(traced)
