@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import inspect
 import logging
 import os
@@ -211,6 +212,13 @@ class ResponderBot:
             a slot); default: the transports' (32 in conversations, 64 over Service RPC). Each
             transport's event subscription then holds twice as many events (at least 1,000),
             so that a burst of that many calls is not lost before it is read.
+        gc_freeze: once the bot is set up, before it takes calls, collect the garbage and
+            freeze every object the process then holds (``gc.freeze()``), until the bot
+            stops. Many calls in flight set off the collector's full collections, which would
+            otherwise walk every object of the SDKs, the bindings and the core client each
+            time; frozen, those are skipped (docs/bot.md, "Many calls at once"). It is
+            process-wide: a cycle among the frozen objects is no longer freed, so leave it off
+            when other work in the process counts on the collector for what it made first.
         log_contents: also log the contents of requests and answers, under
             ``simplex_protocols.bot.contents`` (for debugging: they are the callers' data).
         on_call: called with each call's ``CallRecord`` (after it is logged).
@@ -253,6 +261,7 @@ class ResponderBot:
         anonymous_rate_limit: RateLimit | None = None,
         shutdown_grace_s: float = 10.0,
         max_concurrent_calls: int | None = None,
+        gc_freeze: bool = False,
         log_contents: bool = False,
         on_call: Callable[[CallRecord], None] | None = None,
         clock: Clock | None = None,
@@ -362,6 +371,7 @@ class ResponderBot:
             self._concurrency["event_buffer"] = max(
                 _MIN_EVENT_BUFFER, _EVENTS_PER_CALL * max_concurrent_calls
             )
+        self._gc_freeze = bool(gc_freeze)
         self._log_contents = log_contents
         self._on_call = on_call
         self._clock: Clock = clock if clock is not None else SystemClock()
@@ -892,6 +902,8 @@ class ResponderBot:
                     },
                 }
             )
+            if self._gc_freeze:
+                stack.callback(_freeze_heap())
             self._running = True
             logger.info(
                 "%s serves %s over %s at %s",
@@ -1123,6 +1135,29 @@ def _quiet_missing_interfaces() -> Iterator[None]:
 
 #: The capabilities a probe reads back from what the bot wrote (the others are command forms).
 _READ_BACK: Final = frozenset({Capability.PROTOCOLS_PREFERENCE, Capability.ADDRESS_SERVES})
+
+
+#: How many running bots of this process froze the heap (gc_freeze=True).
+_heap_frozen_by = 0
+
+
+def _freeze_heap() -> Callable[[], None]:
+    """Collect the garbage, then move every object the process holds to the collector's
+    permanent generation; returns the function that undoes it when the last bot that froze
+    the heap stops."""
+    global _heap_frozen_by
+    gc.collect()
+    gc.freeze()
+    _heap_frozen_by += 1
+    logger.debug("froze %d objects: full collections skip them", gc.get_freeze_count())
+
+    def thaw() -> None:
+        global _heap_frozen_by
+        _heap_frozen_by -= 1
+        if _heap_frozen_by == 0:
+            gc.unfreeze()
+
+    return thaw
 
 
 def _lacks(caps: CoreCapabilities, capability: Capability) -> bool:

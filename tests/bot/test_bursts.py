@@ -1,7 +1,9 @@
-"""A burst of Service RPC calls larger than a responder's default event buffer."""
+"""Bursts of Service RPC calls: more than a responder's default event buffer, and the heap
+frozen for them (gc_freeze)."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -36,20 +38,54 @@ def _call(n: int) -> dict[str, Any]:
     }
 
 
-@pytest.mark.slow
-async def test_every_call_of_a_burst_within_max_concurrent_calls_is_answered(
-    tmp_path: Path,
-) -> None:
+def _squares() -> MCPServer[Any]:
     tools: MCPServer[Any] = MCPServer("squares", subscriptions=False)
 
     @tools.tool(structured_output=False)
     async def square(n: int) -> str:
         return str(n * n)
 
+    return tools
+
+
+@pytest.mark.parametrize("freeze", [True, False])
+async def test_gc_freeze_freezes_the_heap_while_the_bot_serves(
+    tmp_path: Path, freeze: bool
+) -> None:
+    network = SimNetwork(seed=17)
+    alice = network.add_user("alice")
+    bot = ResponderBot(display_name="Squares", mcp=_squares(), data_dir=tmp_path, gc_freeze=freeze)
+    assert gc.get_freeze_count() == 0
+    with anyio.fail_after(30):
+        async with (
+            ChatCore(network.backend("alice")) as core,
+            bot.serving(network.backend("squares")),
+        ):
+            frozen = gc.get_freeze_count()
+            requester = ServiceRPCRequester(core, user_id=alice.user_id)
+            answers = []
+            async with anyio.create_task_group() as tg:
+                for n in range(20):
+                    tg.start_soon(lambda n=n: _answer(requester, bot.address, n, answers))
+    assert sorted(answers) == sorted(str(n * n) for n in range(20))
+    # Frozen only when asked, and only while the bot served: the process is left as it was.
+    assert (frozen > 0) is freeze
+    assert gc.get_freeze_count() == 0
+
+
+async def _answer(requester: ServiceRPCRequester, address: str, n: int, answers: list[str]) -> None:
+    response: Any = await requester.request(address, "mcp", _call(n))
+    answers.append(response["result"]["content"][0]["text"])
+
+
+@pytest.mark.slow
+async def test_every_call_of_a_burst_within_max_concurrent_calls_is_answered(
+    tmp_path: Path,
+) -> None:
     network = SimNetwork(seed=16)
     alice = network.add_user("alice")
     bot = ResponderBot(
-        display_name="Squares", mcp=tools, data_dir=tmp_path, max_concurrent_calls=BURST
+        display_name="Squares", mcp=_squares(), data_dir=tmp_path, max_concurrent_calls=BURST
     )
     answers: dict[int, str] = {}
     with anyio.fail_after(120):
