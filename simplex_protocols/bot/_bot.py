@@ -1208,11 +1208,17 @@ async def _wait_for(awaitable: Awaitable[None]) -> None:
 def configure_bot_logging(level: int = logging.INFO) -> None:
     """Logging for a bot's program: lines to standard error when nothing is configured yet.
 
-    Adds a handler to the root logger only when it has none, sets the bot's loggers to
+    Adds a handler to the root logger only when it has none (the rich handler that making an
+    ``MCPServer`` adds to a root logger without one counts as none), sets the bot's loggers to
     ``level`` unless they have a level already, and keeps the transports' logger to warnings
     (its line per call says what the bot's ``simplex_protocols.bot.calls`` line says).
     """
     root = logging.getLogger()
+    if len(root.handlers) == 1 and _made_by_mcp_server(root.handlers[0]):
+        # Not the program's choice: making an MCPServer added it. It wraps a long line at the
+        # console's width (80 columns when standard error is not a terminal), so a call's line
+        # would become several.
+        root.removeHandler(root.handlers[0])
     if not root.handlers:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -1225,3 +1231,18 @@ def configure_bot_logging(level: int = logging.INFO) -> None:
     transports_logger = logging.getLogger("simplex_protocols.transports")
     if transports_logger.level == logging.NOTSET:
         transports_logger.setLevel(logging.WARNING)
+
+
+def _made_by_mcp_server(handler: logging.Handler) -> bool:
+    """Whether ``handler`` is the one ``MCPServer()`` adds to a root logger that has none.
+
+    The mcp SDK's ``configure_logging`` (run by every ``MCPServer``; checked against mcp 2.3)
+    calls ``logging.basicConfig`` with a ``rich`` ``RichHandler`` on standard error with rich
+    tracebacks. ``rich`` is the SDK's dependency: when it was never imported, the handler
+    cannot be one.
+    """
+    rich_logging = sys.modules.get("rich.logging")
+    if rich_logging is None or type(handler) is not rich_logging.RichHandler:
+        return False
+    console = getattr(handler, "console", None)
+    return bool(getattr(handler, "rich_tracebacks", False) and getattr(console, "stderr", False))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,7 @@ import pytest
 
 from simplex_protocols.bindings.a2a import build_send_message, is_final_message, stream_item_state
 from simplex_protocols.bindings.mcp import is_final
-from simplex_protocols.bot import CALLS_LOGGER, CONTENTS_LOGGER, ResponderBot
+from simplex_protocols.bot import CALLS_LOGGER, CONTENTS_LOGGER, ResponderBot, configure_bot_logging
 from simplex_protocols.errors import InternalServiceError
 from simplex_protocols.transports import CallRecord
 
@@ -212,3 +214,48 @@ def test_content_logging_keeps_the_bindings_internal_error_answer() -> None:
         "id": 3,
         "error": {"code": -32603, "message": "stop"},
     }
+
+
+@contextmanager
+def _bare_root_logger() -> Iterator[logging.Logger]:
+    """The root logger with no handlers, as a program starts (pytest's own capture handlers
+    included, which it adds while a test runs); restored afterwards."""
+    root = logging.getLogger()
+    kept_handlers, kept_level = root.handlers[:], root.level
+    root.handlers.clear()
+    try:
+        yield root
+    finally:
+        root.handlers[:] = kept_handlers
+        root.setLevel(kept_level)
+
+
+def _own_line_handler(root: logging.Logger) -> logging.Handler:
+    [handler] = root.handlers
+    assert type(handler) is logging.StreamHandler
+    assert handler.formatter is not None
+    assert handler.formatter._fmt == "%(asctime)s %(levelname)s %(name)s: %(message)s"
+    return handler
+
+
+def test_the_handler_an_mcp_server_adds_by_itself_is_replaced() -> None:
+    from mcp.server.mcpserver import MCPServer
+
+    with _bare_root_logger() as root:
+        MCPServer("acme")  # adds rich's handler to the bare root logger, wrapping at 80 columns
+        assert [type(h).__name__ for h in root.handlers] == ["RichHandler"]
+        configure_bot_logging()
+        _own_line_handler(root)
+
+
+def test_a_handler_the_program_chose_is_kept() -> None:
+    from rich.logging import RichHandler
+
+    with _bare_root_logger() as root:
+        chosen = RichHandler()  # on standard output, without rich tracebacks: not the SDK's
+        root.addHandler(chosen)
+        configure_bot_logging()
+        assert root.handlers == [chosen]
+        root.handlers.clear()
+        configure_bot_logging()
+        _own_line_handler(root)
