@@ -351,6 +351,7 @@ async def load_run(
             )
 
         gc.collect()
+        collector = CollectorTime()
         if trace:
             tracemalloc.start(_TRACE_FRAMES)
             before = tracemalloc.take_snapshot()
@@ -372,12 +373,35 @@ async def load_run(
                 await one(n)
         figures["finished_s"] = time.perf_counter() - start
         figures["cpu_s"] = time.process_time() - cpu
+        figures["gc_s"], figures["full_collections"] = collector.stop()
     figures["completed"] = sum(
         1
         for a in answers
         if isinstance(a, dict) and a["result"]["content"][0]["text"].startswith("released")
     )
     return figures
+
+
+class CollectorTime:
+    """The time the garbage collector takes from now until :meth:`stop`, and its full
+    collections (``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.full = 0
+        self._started = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+            return
+        self.seconds += time.perf_counter() - self._started
+        self.full += info["generation"] == 2
+
+    def stop(self) -> tuple[float, int]:
+        gc.callbacks.remove(self._callback)
+        return self.seconds, self.full
 
 
 #: Frames kept per allocation: enough to see from the allocation up to the task that made it.
@@ -450,13 +474,17 @@ async def best_loads(count: int, data: Path, rounds: int) -> dict[tuple[bool, bo
     return best
 
 
-def load_line(count: int, at_once: dict[str, Any], in_turn: dict[str, Any]) -> str:
+def load_lines(label: str, count: int, at_once: dict[str, Any], in_turn: dict[str, Any]) -> str:
+    indent = " " * (len(label) + 4)
     return (
-        f"all at once, all reached the tool in {at_once['reached_s']:.2f} s, all answered "
-        f"after {at_once['finished_s']:.2f} s; one after another {in_turn['finished_s']:.2f} s "
-        f"(at once / in turn: {at_once['finished_s'] / in_turn['finished_s']:.2f}x); CPU "
-        f"{at_once['cpu_s'] / count * 1e3:.2f} against {in_turn['cpu_s'] / count * 1e3:.2f} ms "
-        f"per call ({at_once['cpu_s'] / in_turn['cpu_s']:.2f}x)"
+        f"  {label}: all at once {at_once['finished_s']:.2f} s (all reached the tool in "
+        f"{at_once['reached_s']:.2f} s), one after another {in_turn['finished_s']:.2f} s: "
+        f"{at_once['finished_s'] / in_turn['finished_s']:.2f}x; CPU per call "
+        f"{at_once['cpu_s'] / count * 1e3:.2f} / {in_turn['cpu_s'] / count * 1e3:.2f} ms "
+        f"({at_once['cpu_s'] / in_turn['cpu_s']:.2f}x)\n"
+        f"{indent}the garbage collector: {at_once['gc_s']:.2f} s in "
+        f"{at_once['full_collections']} full collections at once, {in_turn['gc_s']:.2f} s in "
+        f"{in_turn['full_collections']} one after another"
     )
 
 
@@ -493,12 +521,8 @@ async def main(calls: int, concurrent: int, rounds: int) -> None:
             raise SystemExit(f"only {traced['completed']} of {concurrent} calls completed")
         print()
         print(f"{concurrent} Service RPC calls to one bot, every one completed (best of {rounds}):")
-        print(
-            f"  as it comes:     {load_line(concurrent, loads[(False, True)], loads[(False, False)])}"
-        )
-        print(
-            f"  gc_freeze=True:  {load_line(concurrent, loads[(True, True)], loads[(True, False)])}"
-        )
+        print(load_lines("as it comes", concurrent, loads[(False, True)], loads[(False, False)]))
+        print(load_lines("gc_freeze=True", concurrent, loads[(True, True)], loads[(True, False)]))
         split = traced["split"]
         total = sum(split.values())
         parts = ", ".join(
