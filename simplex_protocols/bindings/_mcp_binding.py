@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import anyio
 
 # Private parts of mcp 2.3 (pyproject.toml pins mcp to 2.3.x): _otel's middleware class, to
-# take the SDK's telemetry out of the chain (telemetry=False or no tracing set up), and runner.modern_error_data
-# (not in runner.__all__), the SDK's own exception-to-error mapping; no public API gives either.
+# take the SDK's telemetry out of the chain (telemetry=False, or no tracer provider), and
+# runner.modern_error_data (not in runner.__all__), the SDK's own exception-to-error mapping;
+# no public API gives either.
 from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.connection import Connection
 from mcp.server.lowlevel import Server
