@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from simplex_protocols import _wire
+from simplex_protocols._frozen import slot_builder
 from simplex_protocols.coretext import format_mention, is_protocol_name, is_space, read_mention
 from simplex_protocols.errors import CallFormatError, CallFramingError
 
@@ -72,6 +73,10 @@ class CallCommand:
     request: Mapping[str, Any]
     member: str | None
     request_text: str
+
+
+#: Builds the command of each /_call a responder parses, at half the cost of its __init__.
+_new_command: Final = slot_builder(CallCommand)
 
 
 def is_call_command(text: str) -> bool:
@@ -174,7 +179,7 @@ def parse_call_command(text: str) -> CallCommand:
             else:
                 member = quoted_or_bare
         request, request_text = _decode_request(text, match.end(), protocol, member)
-        return CallCommand(protocol, request, member, request_text)
+        return _new_command(protocol, request, member, request_text)
     return _parse_slowly(text)
 
 

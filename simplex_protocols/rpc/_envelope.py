@@ -21,11 +21,12 @@ Readings taken where the spec is silent:
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
 from simplex_protocols import _schema, _wire
+from simplex_protocols._frozen import slot_builder
 from simplex_protocols.coretext import is_protocol_name
 from simplex_protocols.errors import (
     EnvelopeError,
@@ -143,44 +144,8 @@ class ServiceRequest:
         return out
 
 
-_RequestBuilder: TypeAlias = Callable[
-    [str, JSONValue, JSONValue | Absent, str | None, Mapping[str, JSONValue]], ServiceRequest
-]
-
-
-def _request_builder() -> _RequestBuilder:
-    """A function that builds a :class:`ServiceRequest` from its five fields, in order.
-
-    It sets the fields through the class's slot descriptors, as the frozen dataclass's own
-    ``__init__`` does with ``object.__setattr__``, without that ``__init__``'s lookups per
-    field: half the cost, on every request a responder parses.
-    """
-    new = object.__new__
-    setters = tuple(
-        getattr(ServiceRequest, name).__set__
-        for name in ("protocol", "request", "version", "request_key", "extra")
-    )
-    set_protocol, set_request, set_version, set_key, set_extra = setters
-
-    def build(
-        protocol: str,
-        request: JSONValue,
-        version: JSONValue | Absent,
-        request_key: str | None,
-        extra: Mapping[str, JSONValue],
-    ) -> ServiceRequest:
-        built = new(ServiceRequest)
-        set_protocol(built, protocol)
-        set_request(built, request)
-        set_version(built, version)
-        set_key(built, request_key)
-        set_extra(built, extra)
-        return built
-
-    return build
-
-
-_new_request: Final = _request_builder()
+#: Builds the envelope of each request a responder parses, at half the cost of its __init__.
+_new_request: Final = slot_builder(ServiceRequest)
 
 _REQUEST_FIELDS: Final = frozenset({"protocol", "request", "version", "requestKey"})
 # Protocol names that arrive on almost every request, known to be names without the pattern.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -332,3 +333,14 @@ def test_command_like_text_parses_or_raises_a_framing_error(text: str) -> None:
             command.protocol, command.request_text, member=command.member, check_size=False
         )
         assert parse_call_command(canonical) == command
+
+
+def test_a_parsed_command_is_a_whole_frozen_call_command() -> None:
+    # The fast path builds its CallCommand without the dataclass's __init__ (slot_builder):
+    # equal, repr alike and frozen as one built the usual way.
+    parsed = parse_call_command("/_call @'bob smith' mcp {\"id\":1}")
+    built = CallCommand("mcp", {"id": 1}, "bob smith", '{"id":1}')
+    assert parsed == built
+    assert repr(parsed) == repr(built)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        parsed.protocol = "a2a"  # type: ignore[misc]
