@@ -57,7 +57,6 @@ from mcp.server.mcpserver import MCPServer
 from simplex_protocols.bindings.mcp import is_final
 from simplex_protocols.bot import ResponderBot
 from simplex_protocols.core import ChatAPI, ChatCore, ContactRef
-from simplex_protocols.core import commands as cmds
 from simplex_protocols.sim import SimNetwork
 from simplex_protocols.transports import ChatCaller, ServiceRPCRequester
 
@@ -161,7 +160,7 @@ async def measure(name: str, calls: int, once: Callable[[int], Awaitable[None]])
 async def connect(core: ChatCore, user_id: int, address: str) -> ContactRef:
     with anyio.fail_after(30):
         async with core.events() as events:
-            await core.command(cmds.connect(user_id, address))
+            await ChatAPI(core).connect(user_id, address)
             async for event in events:
                 if event.get("type") == "contactConnected":
                     return ContactRef(int(event["contact"]["contactId"]))
@@ -171,14 +170,13 @@ async def connect(core: ChatCore, user_id: int, address: str) -> ContactRef:
 async def bare_responder(core: ChatCore, user_id: int, *, task_status: Any) -> None:
     """Answers every service request with a fixed response, and every text with a reply."""
     response = {"response": {"jsonrpc": "2.0", "id": 1, "result": {"ok": True}}}
+    api = ChatAPI(core)
     async with core.events(buffer=100_000) as events:
         task_status.started()
         async for event in events:
             kind = event.get("type")
             if kind == "serviceRequest":
-                await core.command(
-                    cmds.send_service_response(user_id, event["requestId"], response)
-                )
+                await api.send_service_response(user_id, event["requestId"], response)
             elif kind == "newChatItems":
                 for aci in event["chatItems"]:
                     item = aci["chatItem"]
@@ -191,7 +189,7 @@ async def bare_responder(core: ChatCore, user_id: int, *, task_status: Any) -> N
                             "quotedItemId": item["meta"]["itemId"],
                         }
                     ]
-                    await core.command(cmds.send_messages(chat, reply))
+                    await api.send_messages(chat, reply)
 
 
 #: One call of a measure, given its number.

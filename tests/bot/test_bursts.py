@@ -66,7 +66,7 @@ async def test_gc_freeze_freezes_the_heap_while_the_bot_serves(
             answers = []
             async with anyio.create_task_group() as tg:
                 for n in range(20):
-                    tg.start_soon(lambda n=n: _answer(requester, bot.address, n, answers))
+                    tg.start_soon(_answer, requester, bot.address, n, answers)
     assert sorted(answers) == sorted(str(n * n) for n in range(20))
     # Frozen only when asked, and only while the bot served: the process is left as it was.
     assert (frozen > 0) is freeze
