@@ -13,7 +13,7 @@ each shown:
 - the same over Service RPC with the tool written as ``async def`` (the SDK runs a plain
   ``def`` tool in a worker thread, and awaits a coroutine on the event loop);
 - **bot over /_call**: the same user calls it in a conversation with ``ChatCaller.call``
-  (one command, one quoting reply);
+  (one command, one quoting reply); and the same with the ``async def`` tool;
 - baseline **bare service request**: the simulator's own round trip, a ``/_service_request``
   answered by a minimal responder that sends a fixed ``/_service_response`` (no envelope
   checks, no binding, no SDK);
@@ -68,12 +68,14 @@ SDK = "SDK in process"
 BARE_RPC = "bare service request"
 BARE_CHAT = "bare chat reply"
 BOT_RPC = "bot over Service RPC"
-BOT_RPC_ASYNC = "  same, async def tool"
+BOT_RPC_ASYNC = "  async def tool, RPC"
 BOT_CHAT = "bot over /_call"
+BOT_CHAT_ASYNC = "  async def tool, /_call"
 BOT_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (BOT_RPC, (BARE_RPC, SDK)),
     (BOT_RPC_ASYNC, (BARE_RPC, SDK)),
     (BOT_CHAT, (BARE_CHAT, BARE_RPC, SDK)),
+    (BOT_CHAT_ASYNC, (BARE_CHAT, BARE_RPC, SDK)),
 )
 
 
@@ -262,14 +264,22 @@ async def bot_round_trips(data: Path) -> AsyncIterator[dict[str, Once]]:
         contact = await connect(core, alice.user_id, bot.address)
         caller = ChatCaller(core)
 
-        async def chat_once(i: int) -> None:
-            request = tool_call(i)
-            result = await caller.call(
-                contact, "mcp", request, final=lambda m, r=request: is_final(r, m)
-            )
-            assert result.completed
+        def chat_call(name: str) -> Once:
+            async def once(i: int) -> None:
+                request = tool_call(i, name)
+                result = await caller.call(
+                    contact, "mcp", request, final=lambda m, r=request: is_final(r, m)
+                )
+                assert result.completed
 
-        yield {BOT_RPC: rpc_once, BOT_RPC_ASYNC: rpc_async_once, BOT_CHAT: chat_once}
+            return once
+
+        yield {
+            BOT_RPC: rpc_once,
+            BOT_RPC_ASYNC: rpc_async_once,
+            BOT_CHAT: chat_call("availability"),
+            BOT_CHAT_ASYNC: chat_call("availability_async"),
+        }
 
 
 async def measure_all(data: Path, calls: int, rounds: int) -> dict[str, tuple[Figures, Figures]]:
