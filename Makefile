@@ -30,8 +30,10 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/python -bb -m pytest -q
 
+# Every benchmark; bench/replicas.py on a throwaway PostgreSQL server (scripts/with-postgres).
 bench: $(STAMP)
-	for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	bash scripts/with-postgres bash -c \
+	  'for f in bench/*.py; do echo "== $$f"; $(BIN)/python "$$f" || exit 1; done'
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache .hypothesis

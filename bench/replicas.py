@@ -2,9 +2,10 @@
 
 Run: ``python bench/replicas.py`` with ``SIMPLEX_TEST_POSTGRES_DSN`` set, or
 ``--database postgresql://USER@HOST:PORT/DB`` (the shared state's tables are made there when
-missing; the run's rows, under service names of its own, are deleted at the end). Without
-either it says so and exits 0, so that ``make bench`` runs on a machine without PostgreSQL. ``--calls N`` calls
-per round, ``--callers N`` simulated callers, ``--rounds N`` rounds per measure.
+missing; the run's rows, under service names of its own, are deleted at the end). ``make
+bench`` starts a throwaway server for it (``scripts/with-postgres``); without one it says so and
+exits 0, so that ``make bench`` runs on a machine without PostgreSQL. ``--calls N`` calls per
+round, ``--callers N`` simulated callers, ``--rounds N`` rounds per measure.
 
 Everything else runs in this process on the simulated network (real clock): the callers, the
 bots and their chat cores share one event loop and one CPU. Two replicas therefore cannot

@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator
 import pytest
 from hypothesis import HealthCheck, settings
 
-#: The test PostgreSQL server (``postgresql://USER@127.0.0.1:PORT/DB``; ``.ci/run`` starts one).
+#: The test PostgreSQL server (``postgresql://USER@127.0.0.1:PORT/DB``; ``scripts/with-postgres``
+#: starts one, as ``.ci/run`` does).
 POSTGRES_DSN_VARIABLE = "SIMPLEX_TEST_POSTGRES_DSN"
 
 
@@ -37,7 +38,9 @@ async def postgres_url(anyio_backend: str) -> AsyncIterator[str]:
     """
     dsn = os.environ.get(POSTGRES_DSN_VARIABLE)
     if not dsn:
-        pytest.skip(f"no PostgreSQL server: set {POSTGRES_DSN_VARIABLE} (.ci/run starts one)")
+        pytest.skip(
+            f"no PostgreSQL server: set {POSTGRES_DSN_VARIABLE} (scripts/with-postgres starts one)"
+        )
     import asyncpg  # type: ignore[import-untyped]
 
     name = f"test_{secrets.token_hex(6)}"

@@ -79,6 +79,16 @@ def test_the_sdist_carries_the_changelog_and_the_wheel_the_project_urls(built: P
     assert labels == {b"Project-URL: " + name for name in names}
 
 
+def test_the_sdist_carries_what_the_makefile_runs(built: Path) -> None:
+    # make bench and the CI script run scripts/with-postgres beside the Makefile.
+    (sdist,) = built.glob("*.tar.gz")
+    with tarfile.open(sdist) as t:
+        names = {m.name.split("/", 1)[1]: m for m in t.getmembers() if "/" in m.name}
+    assert "Makefile" in names
+    assert "scripts/with-postgres" in names
+    assert names["scripts/with-postgres"].mode & 0o111
+
+
 def test_the_apps_are_installed_inside_the_package_under_no_generic_top_level_name(
     built: Path,
 ) -> None:
