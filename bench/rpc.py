@@ -70,7 +70,7 @@ BARE_CHAT = "bare chat reply"
 BOT_RPC = "bot over Service RPC"
 BOT_RPC_ASYNC = "  async def tool, RPC"
 BOT_CHAT = "bot over /_call"
-BOT_CHAT_ASYNC = "  async def tool, /_call"
+BOT_CHAT_ASYNC = "  async def tool, chat"
 BOT_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (BOT_RPC, (BARE_RPC, SDK)),
     (BOT_RPC_ASYNC, (BARE_RPC, SDK)),
@@ -255,11 +255,11 @@ async def bot_round_trips(data: Path) -> AsyncIterator[dict[str, Once]]:
     ):
         requester = ServiceRPCRequester(core, user_id=alice.user_id)
 
-        async def rpc_once(i: int) -> None:
-            await requester.request(bot.address, "mcp", tool_call(i))
+        def rpc_call(name: str) -> Once:
+            async def once(i: int) -> None:
+                await requester.request(bot.address, "mcp", tool_call(i, name))
 
-        async def rpc_async_once(i: int) -> None:
-            await requester.request(bot.address, "mcp", tool_call(i, "availability_async"))
+            return once
 
         contact = await connect(core, alice.user_id, bot.address)
         caller = ChatCaller(core)
@@ -275,8 +275,8 @@ async def bot_round_trips(data: Path) -> AsyncIterator[dict[str, Once]]:
             return once
 
         yield {
-            BOT_RPC: rpc_once,
-            BOT_RPC_ASYNC: rpc_async_once,
+            BOT_RPC: rpc_call("availability"),
+            BOT_RPC_ASYNC: rpc_call("availability_async"),
             BOT_CHAT: chat_call("availability"),
             BOT_CHAT_ASYNC: chat_call("availability_async"),
         }
