@@ -11,7 +11,8 @@ Everything else runs in this process on the simulated network (real clock): the 
 bots and their chat cores share one event loop and one CPU. Two replicas therefore cannot
 answer more calls per second than one here; what they can change is how long a call waits
 behind others (for the database: each replica has its own connection pool) and whether the
-shared rate counter, one PostgreSQL transaction per call, makes the calls take turns. The
+shared rate counter makes the calls take turns: it sends the requests that come while its
+statement is on its way together in the next one, so a burst costs a round trip per batch. The
 measures, each ``--calls`` (400) Service RPC ``tools/call`` of a small ``async def`` tool, all
 sent at once, split over ``--callers`` (8) callers with a signing key each:
 
@@ -19,14 +20,14 @@ sent at once, split over ``--callers`` (8) callers with a signing key each:
 - **one replica**: the same bot with ``service`` and a PostgreSQL ``task_database`` (the
   ``requestState`` key, the replica registry and the rate windows in the database);
 - **two replicas**: two such bots of one service, the calls split between their addresses;
-- **one replica, one key**: every call signed by one key, so that every call's transaction
-  waits for the key's advisory lock (the rate window of a key is counted in turn).
+- **one replica, one key**: every call signed by one key, so that every call's count waits
+  for the key's advisory lock (the rate window of a key is counted in turn).
 
 For each: calls per second (the median round), p50 and p99 latency, the CPU time of this
 process per call, and the ratios two replicas / one replica and one replica / one bot. Then
-the same bots called one call at a time (the latency a lone call pays for the shared state),
-and the shared rate counter alone: one ``admit`` transaction after another, and ``--calls``
-of them at once on distinct keys and on one key.
+the same bots called one call at a time (the latency a lone call pays for the shared state:
+a statement of its own), and the shared rate counter alone: one ``admit`` after another, and
+``--calls`` of them at once on distinct keys and on one key (in batches).
 
 The counter keeps a row per admitted request for as long as the window lasts, and counts a
 key's rows at each request: a caller whose calls fill much of a large limit makes each of its
@@ -279,7 +280,7 @@ async def main(database: str, calls: int, callers_count: int, rounds: int) -> No
     )
     print()
     _, keys, one_lock = counter
-    print("the shared rate counter alone (one admit transaction each)")
+    print("the shared rate counter alone (in turn: a statement each; at once: in batches)")
     for figures in counter:
         print(row(figures))
     print(

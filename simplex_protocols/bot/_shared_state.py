@@ -55,6 +55,11 @@ HEARTBEAT_S: Final = 15.0
 STALE_AFTER_S: Final = 60.0
 #: How long a stopping replica waits to take its row out of the registry.
 LEAVE_S: Final = 5.0
+#: The most requests the rate counter sends in one statement.
+_BATCH_MAX: Final = 256
+#: How long one statement of the rate counter may take before its requests are counted in the
+#: process instead.
+_BATCH_TIMEOUT_S: Final = 10.0
 _SECRET_BYTES: Final = 32
 
 _SCHEMA: Final = (
@@ -69,38 +74,59 @@ _SCHEMA: Final = (
         service text NOT NULL, replica text NOT NULL, address text NOT NULL,
         display_name text NOT NULL, seen_at double precision NOT NULL,
         PRIMARY KEY (service, replica))""",
-    # One request's admission in one statement (one round trip, no BEGIN and COMMIT): lock
-    # each key's window (advisory locks, in the caller's order, held to the end of the
-    # statement's transaction), prune it, count it, and only when every window admits the
-    # request, record it in each. Returns the seconds until the first full window admits one,
-    # or NULL when admitted. Each statement of a PL/pgSQL function reads what was committed
-    # before it started, so a count after the lock sees every request admitted before.
-    """CREATE OR REPLACE FUNCTION simplex_service_admit(
-        p_service text, p_windows text[], p_keys text[], p_limits integer[],
-        p_pers double precision[], p_now double precision)
-    RETURNS double precision LANGUAGE plpgsql AS $$
+    # The admission of a batch of requests in one statement (one round trip, no BEGIN and
+    # COMMIT), as if each were admitted in turn, in the batch's order. First the advisory lock of
+    # every window the batch counts in, in the order given (each replica sorts them the same
+    # way, so two batches never wait on each other in a cycle); the locks are held to the end of
+    # the statement's transaction. Then, for each request, each of its windows (the
+    # p_counts[r] next entries of p_windows ...) is pruned and counted, and only when every
+    # window admits the request is it recorded in each. Returns, per request, the seconds until
+    # the first full window admits one, or NULL when admitted. Each statement of a PL/pgSQL
+    # function reads what was committed before it started, and what the function wrote before
+    # it: a count after the locks sees every request admitted before, this batch's included.
+    """CREATE OR REPLACE FUNCTION simplex_service_admit_batch(
+        p_service text, p_lock_windows text[], p_lock_keys text[], p_counts integer[],
+        p_nows double precision[], p_windows text[], p_keys text[], p_limits integer[],
+        p_pers double precision[])
+    RETURNS double precision[] LANGUAGE plpgsql AS $$
     DECLARE
+        r integer;
         i integer;
+        first integer := 1;
+        last integer;
         n bigint;
         oldest double precision;
+        wait double precision;
+        waits double precision[] := '{}';
     BEGIN
-        FOR i IN 1 .. cardinality(p_keys) LOOP
-            PERFORM pg_advisory_xact_lock(
-                hashtextextended(p_service || '|' || p_windows[i] || '|' || p_keys[i], 0));
+        FOR i IN 1 .. cardinality(p_lock_keys) LOOP
+            PERFORM pg_advisory_xact_lock(hashtextextended(
+                p_service || '|' || p_lock_windows[i] || '|' || p_lock_keys[i], 0));
         END LOOP;
-        FOR i IN 1 .. cardinality(p_keys) LOOP
-            DELETE FROM simplex_service_rate
-                WHERE service = p_service AND window_name = p_windows[i] AND key = p_keys[i]
-                AND at <= p_now - p_pers[i];
-            SELECT count(*), min(at) INTO n, oldest FROM simplex_service_rate
-                WHERE service = p_service AND window_name = p_windows[i] AND key = p_keys[i];
-            IF n >= p_limits[i] AND oldest IS NOT NULL THEN
-                RETURN oldest + p_pers[i] - p_now;
+        FOR r IN 1 .. cardinality(p_counts) LOOP
+            last := first + p_counts[r] - 1;
+            wait := NULL;
+            FOR i IN first .. last LOOP
+                DELETE FROM simplex_service_rate
+                    WHERE service = p_service AND window_name = p_windows[i]
+                    AND key = p_keys[i] AND at <= p_nows[r] - p_pers[i];
+                SELECT count(*), min(at) INTO n, oldest FROM simplex_service_rate
+                    WHERE service = p_service AND window_name = p_windows[i]
+                    AND key = p_keys[i];
+                IF n >= p_limits[i] AND oldest IS NOT NULL THEN
+                    wait := oldest + p_pers[i] - p_nows[r];
+                    EXIT;
+                END IF;
+            END LOOP;
+            IF wait IS NULL THEN
+                INSERT INTO simplex_service_rate (service, window_name, key, at)
+                    SELECT p_service, p_windows[j], p_keys[j], p_nows[r]
+                    FROM generate_series(first, last) AS j;
             END IF;
+            waits := array_append(waits, wait);
+            first := last + 1;
         END LOOP;
-        INSERT INTO simplex_service_rate (service, window_name, key, at)
-            SELECT p_service, w, k, p_now FROM unnest(p_windows, p_keys) AS u(w, k);
-        RETURN NULL;
+        RETURN waits;
     END
     $$""",
 )
@@ -272,11 +298,17 @@ class SharedState:
 class SharedRateCounter:
     """A :class:`~simplex_protocols.transports.service_rpc.RateCounter` in PostgreSQL.
 
-    A sliding window per key as rows of admitted requests: one statement per request, the
-    database's function ``simplex_service_admit``, which takes an advisory lock per key (in a
-    fixed order, so two requests never wait on each other in a cycle), prunes the key's rows
-    that left its window, counts the rest and inserts one row per limit when every limit admits
-    the request. The locks end with the statement.
+    A sliding window per key as rows of admitted requests, counted by the database's function
+    ``simplex_service_admit_batch``: it takes an advisory lock per window (in a fixed order, so
+    two statements never wait on each other in a cycle), and for each request prunes its
+    windows' rows that left them, counts the rest and inserts one row per limit when every
+    limit admits it. The locks end with the statement.
+
+    Requests are sent in batches, one statement at a time per replica: a request that comes
+    while a statement is on its way waits for it to come back, and goes with every other that
+    came meanwhile in the next statement, admitted in the order they came. A lone request is
+    one statement of its own, as soon as it comes; a burst costs a round trip per batch rather
+    than per request.
 
     When the database cannot be reached during a run, the request is counted in this process
     instead (a warning is logged): the limit then holds per replica until the database is
@@ -288,6 +320,10 @@ class SharedRateCounter:
         self._fallback = MemoryRateCounter()
         self._warned = False
         self._longest_s = 0.0
+        #: Requests that came and are not yet sent, in the order they came.
+        self._waiting: list[_Admission] = []
+        #: Set when the statement on its way comes back; ``None`` when none is.
+        self._sent: anyio.Event | None = None
 
     async def prune(self) -> None:
         """Delete the rows of keys no request has come for since their window ended."""
@@ -319,20 +355,79 @@ class SharedRateCounter:
 
     async def _admit(self, checks: Sequence[tuple[str, RateLimit]], wall: float) -> int | None:
         # Keys are stored as hex: the responder's own keys start with NUL, which text refuses.
-        # Sorted, so that two requests never wait on each other's locks in a cycle.
+        # Sorted, as the locks are.
         named = sorted(
             {
                 (_window_name(limit), key.encode("utf-8", "surrogatepass").hex(), limit)
                 for key, limit in checks
             }
         )
+        if not named:
+            return None
+        admission = _Admission(named, wall)
+        self._waiting.append(admission)
+        try:
+            while not admission.done:
+                sent = self._sent
+                if sent is None:
+                    await self._send_waiting()
+                else:
+                    await sent.wait()
+        except BaseException:
+            # Cancelled before it was sent: it is counted nowhere.
+            if admission in self._waiting:
+                self._waiting.remove(admission)
+            raise
+        if admission.error is not None:
+            raise admission.error
+        seconds = admission.seconds
+        if seconds is None:
+            return None
+        # The oldest request in the full window leaves it after this many seconds, at most a
+        # window on: a replica whose clock runs ahead may have stamped requests "later" than
+        # this one's time.
+        longest = max(limit.per_s for _, _, limit in named)
+        return max(1, math.ceil(min(seconds, longest)))
+
+    async def _send_waiting(self) -> None:
+        """Send the requests waiting, up to :data:`_BATCH_MAX`, in one statement; each gets its
+        answer or the statement's error."""
+        batch, self._waiting = self._waiting[:_BATCH_MAX], self._waiting[_BATCH_MAX:]
+        sent = self._sent = anyio.Event()
+        error: Exception = RuntimeError("the shared rate counter's statement was cut short")
+        try:
+            # Shielded: the batch holds other requests than this task's, which a cancellation
+            # of this one must not leave without an answer. Bounded, so that a database that
+            # stops answering neither holds a shutdown nor the requests for long.
+            with anyio.CancelScope(shield=True), anyio.fail_after(_BATCH_TIMEOUT_S):
+                answers = await self._run(batch)
+            for admission, seconds in zip(batch, answers, strict=True):
+                admission.seconds = seconds
+                admission.done = True
+        except Exception as exc:
+            error = exc
+        finally:
+            # Whatever stopped the statement, no request of it goes on as if it was admitted.
+            for admission in batch:
+                if not admission.done:
+                    admission.error = error
+                    admission.done = True
+            self._sent = None
+            sent.set()
+
+    async def _run(self, batch: Sequence[_Admission]) -> list[float | None]:
+        locks = sorted({(name, key) for admission in batch for name, key, _ in admission.named})
+        named = [entry for admission in batch for entry in admission.named]
         arguments = (
             self._state.service,
+            [name for name, _ in locks],
+            [key for _, key in locks],
+            [len(admission.named) for admission in batch],
+            [admission.wall for admission in batch],
             [name for name, _, _ in named],
             [key for _, key, _ in named],
             [limit.requests for _, _, limit in named],
             [float(limit.per_s) for _, _, limit in named],
-            wall,
         )
         async with self._state.engine.connect() as conn:
             raw = await conn.get_raw_connection()
@@ -341,25 +436,40 @@ class SharedRateCounter:
                 # asyncpg itself, for its cache of prepared statements; it runs one statement
                 # outside a transaction block without BEGIN and COMMIT.
                 seconds = await driver.fetchval(  # type: ignore[union-attr]
-                    "SELECT simplex_service_admit($1, $2, $3, $4, $5, $6)", *arguments
+                    "SELECT simplex_service_admit_batch($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                    *arguments,
                 )
             else:  # another PostgreSQL driver: the same statement through SQLAlchemy
                 from sqlalchemy import text
 
                 auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
-                names = ("s", "w", "k", "n", "p", "t")
+                names = ("s", "lw", "lk", "c", "t", "w", "k", "n", "p")
                 result = await auto.execute(
-                    text("SELECT simplex_service_admit(:s, :w, :k, :n, :p, :t)"),
+                    text(
+                        "SELECT simplex_service_admit_batch(:s, CAST(:lw AS text[]), "
+                        "CAST(:lk AS text[]), CAST(:c AS integer[]), "
+                        "CAST(:t AS double precision[]), CAST(:w AS text[]), "
+                        "CAST(:k AS text[]), CAST(:n AS integer[]), "
+                        "CAST(:p AS double precision[]))"
+                    ),
                     dict(zip(names, arguments, strict=True)),
                 )
                 seconds = result.scalar_one()
-        if seconds is None:
-            return None
-        # The oldest request in the full window leaves it after this many seconds, at most a
-        # window on: a replica whose clock runs ahead may have stamped requests "later" than
-        # this one's time.
-        longest = max(limit.per_s for _, _, limit in named)
-        return max(1, math.ceil(min(float(seconds), longest)))
+        if not isinstance(seconds, list) or len(seconds) != len(batch):
+            raise RuntimeError("the shared rate counter's answer does not match its batch")
+        return [None if s is None else float(s) for s in seconds]
+
+
+@dataclass(eq=False, slots=True)
+class _Admission:
+    """One request to count: its windows, sorted; its time; and, once its batch is back, its
+    answer (seconds until a full window admits one, ``None`` when admitted) or the error."""
+
+    named: list[tuple[str, str, RateLimit]]
+    wall: float
+    done: bool = False
+    seconds: float | None = None
+    error: Exception | None = None
 
 
 def _window_name(limit: RateLimit) -> str:

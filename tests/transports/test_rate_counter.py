@@ -5,6 +5,8 @@ The PostgreSQL case needs a server (``SIMPLEX_TEST_POSTGRES_DSN``); without it, 
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import pytest
 
@@ -124,3 +126,125 @@ async def test_postgresql_counter_says_at_most_a_window_to_a_replica_whose_clock
         assert await counter.admit([("k", LIMIT)], now=0.0, wall=wall) == LIMIT.per_s
     finally:
         await state.close()
+
+
+async def test_postgresql_counter_sends_a_burst_in_batches_admitted_in_the_order_it_came(
+    database: str,
+) -> None:
+    from simplex_protocols.bot._shared_state import SharedState
+
+    clock = ManualClock()
+    state = SharedState(database, "acme", clock=clock)
+    await state.open()
+    limit = RateLimit(20, 60.0)
+    try:
+        counter, wall = state.rate_counter(), clock.wall()
+        run = counter._run
+        batches: list[int] = []
+
+        async def counted(batch: Any) -> list[float | None]:
+            batches.append(len(batch))
+            return await run(batch)
+
+        counter._run = counted  # type: ignore[method-assign]
+        outcomes: dict[int, int | None] = {}
+
+        async def one(n: int) -> None:
+            outcomes[n] = await counter.admit([("k", limit)], now=0.0, wall=wall + n / 1000)
+
+        async with anyio.create_task_group() as tg:
+            for n in range(50):
+                tg.start_soon(one, n)
+    finally:
+        await state.close()
+    # The first request went alone; the 49 that came while it was on its way went together.
+    assert batches == [1, 49]
+    # Admitted in the order they came: the first 20, and no other.
+    assert sorted(n for n, o in outcomes.items() if o is None) == list(range(20))
+    assert all(o is not None and 1 <= o <= limit.per_s for n, o in outcomes.items() if n >= 20)
+
+
+async def test_postgresql_counter_answers_a_batch_whose_sender_was_cancelled(
+    database: str,
+) -> None:
+    from simplex_protocols.bot._shared_state import SharedState
+
+    clock = ManualClock()
+    state = SharedState(database, "acme", clock=clock)
+    await state.open()
+    try:
+        counter, wall = state.rate_counter(), clock.wall()
+        run = counter._run
+        on_its_way, go_on = anyio.Event(), anyio.Event()
+
+        async def held(batch: Any) -> list[float | None]:
+            if not on_its_way.is_set():
+                on_its_way.set()
+                await go_on.wait()
+            return await run(batch)
+
+        counter._run = held  # type: ignore[method-assign]
+        outcomes: dict[str, int | None] = {}
+
+        async def one(name: str, scope: anyio.CancelScope) -> None:
+            with scope:
+                outcomes[name] = await counter.admit([("k", LIMIT)], now=0.0, wall=wall)
+
+        first, waiting, last = anyio.CancelScope(), anyio.CancelScope(), anyio.CancelScope()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(one, "first", first)
+            await on_its_way.wait()
+            tg.start_soon(one, "waiting", waiting)
+            tg.start_soon(one, "last", last)
+            await anyio.wait_all_tasks_blocked()
+            # The sender of the statement on its way, and a request not yet sent.
+            first.cancel()
+            waiting.cancel()
+            go_on.set()
+        # The statement on its way came back and was counted (its sender took its answer
+        # before the cancellation could land); the request cancelled before it was sent was
+        # counted nowhere; the one after it was sent and admitted.
+        assert outcomes == {"first": None, "last": None}
+        assert await counter.admit([("k", LIMIT)], now=0.0, wall=wall) is None
+        assert await counter.admit([("k", LIMIT)], now=0.0, wall=wall) == LIMIT.per_s
+        assert not counter._warned
+    finally:
+        await state.close()
+
+
+async def test_postgresql_counter_counts_in_the_process_when_the_database_goes_away(
+    postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    import asyncpg  # type: ignore[import-untyped]
+
+    from simplex_protocols.bot._shared_state import SharedState
+
+    clock = ManualClock()
+    state = SharedState(postgres_url, "acme", clock=clock)
+    await state.open()
+    try:
+        counter = state.rate_counter()
+        assert await counter.admit([("k", LIMIT)], now=0.0, wall=clock.wall()) is None
+        # The database is dropped under the replica: its connections end, and it is gone.
+        admin_dsn, _, name = postgres_url.rpartition("/")
+        admin = await asyncpg.connect(f"{admin_dsn}/postgres")
+        try:
+            await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+        finally:
+            await admin.close()
+        outcomes: list[int | None] = []
+
+        async def one() -> None:
+            outcomes.append(await counter.admit([("k", LIMIT)], now=1.0, wall=clock.wall()))
+
+        with caplog.at_level("WARNING", logger="simplex_protocols.bot"):
+            async with anyio.create_task_group() as tg:
+                for _ in range(10):
+                    tg.start_soon(one)
+    finally:
+        await state.close()
+    # Counted here instead, every request of every batch: the limit holds in this process.
+    assert outcomes.count(None) == LIMIT.requests
+    assert all(o == LIMIT.per_s for o in outcomes if o is not None)
+    warnings = [r for r in caplog.records if "unavailable" in r.getMessage()]
+    assert len(warnings) == 1
