@@ -5,13 +5,17 @@ The PostgreSQL case needs a server (``SIMPLEX_TEST_POSTGRES_DSN``); without it, 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
 
 from simplex_protocols._clock import ManualClock
 from simplex_protocols.transports.service_rpc import MemoryRateCounter, RateCounter, RateLimit
+
+if TYPE_CHECKING:
+    from simplex_protocols.bot._shared_state import SharedState
 
 pytestmark = pytest.mark.anyio
 
@@ -44,6 +48,19 @@ async def test_memory_counter_counts_a_refused_request_nowhere() -> None:
 @pytest.fixture
 def database(postgres_url: str) -> str:
     return postgres_url
+
+
+@pytest.fixture
+async def acme(database: str) -> AsyncIterator[SharedState]:
+    """The shared state of the service ``acme`` on a fresh database, open, on a manual clock."""
+    from simplex_protocols.bot._shared_state import SharedState
+
+    state = SharedState(database, "acme", clock=ManualClock())
+    await state.open()
+    try:
+        yield state
+    finally:
+        await state.close()
 
 
 async def test_postgresql_counter_is_shared_by_two_connections(database: str) -> None:
@@ -112,20 +129,13 @@ async def test_postgresql_counter_admits_exactly_the_limit_of_requests_made_at_o
 
 
 async def test_postgresql_counter_says_at_most_a_window_to_a_replica_whose_clock_is_behind(
-    database: str,
+    acme: SharedState,
 ) -> None:
-    from simplex_protocols.bot._shared_state import SharedState
-
-    clock = ManualClock()
-    state = SharedState(database, "acme", clock=clock)
-    await state.open()
-    try:
-        counter, wall = state.rate_counter(), clock.wall()
-        for t in (30.0, 31.0, 32.0):  # stamped by a replica 30 s ahead
-            assert await counter.admit([("k", LIMIT)], now=0.0, wall=wall + t) is None
-        assert await counter.admit([("k", LIMIT)], now=0.0, wall=wall) == LIMIT.per_s
-    finally:
-        await state.close()
+    state, clock = acme, acme.clock
+    counter, wall = state.rate_counter(), clock.wall()
+    for t in (30.0, 31.0, 32.0):  # stamped by a replica 30 s ahead
+        assert await counter.admit([("k", LIMIT)], now=0.0, wall=wall + t) is None
+    assert await counter.admit([("k", LIMIT)], now=0.0, wall=wall) == LIMIT.per_s
 
 
 async def test_postgresql_counter_sends_a_burst_in_batches_admitted_in_the_order_it_came(
@@ -165,51 +175,44 @@ async def test_postgresql_counter_sends_a_burst_in_batches_admitted_in_the_order
 
 
 async def test_postgresql_counter_answers_a_batch_whose_sender_was_cancelled(
-    database: str,
+    acme: SharedState,
 ) -> None:
-    from simplex_protocols.bot._shared_state import SharedState
+    state, clock = acme, acme.clock
+    counter, wall = state.rate_counter(), clock.wall()
+    run = counter._run
+    on_its_way, go_on = anyio.Event(), anyio.Event()
 
-    clock = ManualClock()
-    state = SharedState(database, "acme", clock=clock)
-    await state.open()
-    try:
-        counter, wall = state.rate_counter(), clock.wall()
-        run = counter._run
-        on_its_way, go_on = anyio.Event(), anyio.Event()
+    async def held(batch: Any) -> list[float | None]:
+        if not on_its_way.is_set():
+            on_its_way.set()
+            await go_on.wait()
+        return await run(batch)
 
-        async def held(batch: Any) -> list[float | None]:
-            if not on_its_way.is_set():
-                on_its_way.set()
-                await go_on.wait()
-            return await run(batch)
+    counter._run = held  # type: ignore[method-assign]
+    outcomes: dict[str, int | None] = {}
 
-        counter._run = held  # type: ignore[method-assign]
-        outcomes: dict[str, int | None] = {}
+    async def one(name: str, scope: anyio.CancelScope) -> None:
+        with scope:
+            outcomes[name] = await counter.admit([("k", LIMIT)], now=0.0, wall=wall)
 
-        async def one(name: str, scope: anyio.CancelScope) -> None:
-            with scope:
-                outcomes[name] = await counter.admit([("k", LIMIT)], now=0.0, wall=wall)
-
-        first, waiting, last = anyio.CancelScope(), anyio.CancelScope(), anyio.CancelScope()
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(one, "first", first)
-            await on_its_way.wait()
-            tg.start_soon(one, "waiting", waiting)
-            tg.start_soon(one, "last", last)
-            await anyio.wait_all_tasks_blocked()
-            # The sender of the statement on its way, and a request not yet sent.
-            first.cancel()
-            waiting.cancel()
-            go_on.set()
-        # The statement on its way came back and was counted (its sender took its answer
-        # before the cancellation could land); the request cancelled before it was sent was
-        # counted nowhere; the one after it was sent and admitted.
-        assert outcomes == {"first": None, "last": None}
-        assert await counter.admit([("k", LIMIT)], now=0.0, wall=wall) is None
-        assert await counter.admit([("k", LIMIT)], now=0.0, wall=wall) == LIMIT.per_s
-        assert not counter._warned
-    finally:
-        await state.close()
+    first, waiting, last = anyio.CancelScope(), anyio.CancelScope(), anyio.CancelScope()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(one, "first", first)
+        await on_its_way.wait()
+        tg.start_soon(one, "waiting", waiting)
+        tg.start_soon(one, "last", last)
+        await anyio.wait_all_tasks_blocked()
+        # The sender of the statement on its way, and a request not yet sent.
+        first.cancel()
+        waiting.cancel()
+        go_on.set()
+    # The statement on its way came back and was counted (its sender took its answer
+    # before the cancellation could land); the request cancelled before it was sent was
+    # counted nowhere; the one after it was sent and admitted.
+    assert outcomes == {"first": None, "last": None}
+    assert await counter.admit([("k", LIMIT)], now=0.0, wall=wall) is None
+    assert await counter.admit([("k", LIMIT)], now=0.0, wall=wall) == LIMIT.per_s
+    assert not counter._warned
 
 
 async def test_postgresql_counter_counts_in_the_process_when_the_database_goes_away(
