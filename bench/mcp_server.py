@@ -342,7 +342,9 @@ async def list_at_scale(w: World, sizes: Sequence[int], runs: int = LISTS) -> No
             return await tool_http()
 
     print()
-    print(f"list: the best of {runs} calls, each as a ratio to the core's /_get chats pages")
+    print(
+        f"list: the best of {runs} calls, each as a ratio to the core's own pages of the chat list"
+    )
     print(f"{'chats':<10}" + HEADER[10:] + "  commands (tool/core)")
     for size in sizes:
         while made < size:

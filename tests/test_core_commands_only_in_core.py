@@ -5,7 +5,8 @@ to a core, so no string literal that begins a core command may appear in the shi
 outside ``simplex_protocols/core/`` and the simulator. This test reads that code with ``ast``
 and names the file and line of every string constant and f-string that begins one.
 
-A command begins with ``/_`` and a letter (``/_send``, ``/_connect plan``), or with one of the
+A string is flagged when it begins a command, or holds one after a space, a bracket or a quote
+(a log line that names a command writes it as much as a builder does). A command begins with ``/_`` and a letter (``/_send``, ``/_connect plan``), or with one of the
 other heads the builders write (``/user``, ``/users``, ``/network``, ``/sql``, read from the
 builders' own source so that a new builder extends the list), or with the CLI's short form
 ``/connect``. ``/_call`` is not a command of the core but the text of a message (the spec's
@@ -15,6 +16,7 @@ chat transport), so it is allowed.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
@@ -94,15 +96,27 @@ def builder_heads() -> frozenset[str]:
 def begins_command(text: str, heads: frozenset[str]) -> bool:
     """Whether ``text`` begins a core command (``/_call`` framing excepted)."""
     head = _first_word(text)
-    if head == CALL_FRAMING:
+    if head.rstrip(",.;:)") == CALL_FRAMING:
         return False
     if text.startswith("/_") and text[2:3].isalpha():
         return True
     return head in heads or head in CLI_HEADS
 
 
+#: What may stand before a command written inside a text (a log line naming the command it
+#: sent): a space, or an opening bracket or quote.
+_BEFORE_COMMAND: Final = re.compile(r"[\s(\[`'\"](?=/)")
+
+
+def writes_command(text: str, heads: frozenset[str]) -> bool:
+    """Whether ``text`` begins a core command, or holds one after a space, bracket or quote."""
+    if begins_command(text, heads):
+        return True
+    return any(begins_command(text[m.end() :], heads) for m in _BEFORE_COMMAND.finditer(text))
+
+
 def command_literals(source: str, heads: frozenset[str]) -> list[tuple[int, str]]:
-    return [(line, text) for line, text in string_heads(source) if begins_command(text, heads)]
+    return [(line, text) for line, text in string_heads(source) if writes_command(text, heads)]
 
 
 def _shipped_files() -> Iterator[tuple[str, Path]]:
@@ -146,6 +160,12 @@ def test_the_builders_heads_are_read_from_their_source() -> None:
         ('label = f"{name} /_send"', []),
         ('path = "/usr/bin"', []),
         ('pattern = "/_"', []),
+        # a command inside a text: a log line that names the command the core refused
+        ('msg = "%s: the core refuses /_set accept group invitations: %s"', [1]),
+        ('msg = "it refused (/_send): %s"', [1]),
+        ('msg = "send it as /_call mcp with a request"', []),
+        ('msg = "the whole text: /_call, the protocol and a JSON object"', []),
+        ('path = "simplex_protocols/_spec or spec/"', []),
     ],
 )
 def test_the_scan_finds_what_begins_a_command(source: str, lines: list[int]) -> None:

@@ -949,9 +949,10 @@ class ResponderBot:
             if exc.error_type != "commandError":
                 raise
             logger.warning(
-                "%s: the chat core lacks %s (it refuses /_set accept group invitations): %s",
+                "%s: the chat core lacks %s (it refuses %s): %s",
                 self.display_name,
                 Capability.GROUP_INVITATIONS,
+                Capability.GROUP_INVITATIONS.uses,
                 _FALLBACKS[Capability.GROUP_INVITATIONS],
             )
 

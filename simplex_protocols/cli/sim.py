@@ -37,7 +37,7 @@ IDs, errors and limits), but nothing leaves this machine.
 
 _SERVE_EPILOG = f"""\
 Each user's core is the endpoint ws://127.0.0.1:PORT/NAME, created on demand when a client
-connects (running, as the CLI's core is, with no user until /_create user); NAME is
+connects (running, as the CLI's core is, with no user until a client creates one); NAME is
 letters, digits, '.', '_' and '-'. ws://127.0.0.1:PORT/ is the core named by --default-user.
 Point any program written for `simplex-chat -p PORT` at an endpoint.
 
