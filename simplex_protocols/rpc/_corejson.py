@@ -95,10 +95,10 @@ def core_encode_json(value: Any) -> str:
         # orjson writes what aeson writes for these values: sorted keys (code point order is
         # UTF-8 byte order), no whitespace, raw UTF-8, "\\uXXXX" in lower case for control
         # characters. Only \b and \f differ (aeson: \u0008, \u000c), and a text with either
-        # goes the reference way; so does what orjson refuses (an integer past 64 bits, a lone
-        # surrogate, nesting past its limit).
+        # goes the reference way; so does what orjson refuses (an object key that is not
+        # exactly a str, an integer past 64 bits, a lone surrogate, nesting past its limit).
         try:
-            fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+            fast = orjson.dumps(value, option=_FAST_OPTIONS)
         except orjson.JSONEncodeError:
             pass
         else:
@@ -118,28 +118,40 @@ def reference_core_encode_json(value: Any) -> str:
 #: The types that the fast path writes as aeson does. A float is not among them (aeson writes
 #: ``1.0e-2`` where orjson writes ``0.01``), nor any subclass, tuple or other mapping.
 _PLAIN_TYPES: Final = frozenset({str, int, bool, type(None), dict, list})
-_CONTAINERS: Final = (dict, list)
 #: Deeper than this, the reference path judges (orjson refuses past 255 levels).
 _FAST_DEPTH: Final = 64
 
 
+#: Sorted keys, and a key of a ``str`` subclass refused: the reference path judges it.
+_FAST_OPTIONS: Final = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_SUBCLASS
+
+
 def _plain(value: Any, depth: int) -> bool:
-    """Whether ``value`` holds only :data:`_PLAIN_TYPES`, with string keys, nested at most
-    :data:`_FAST_DEPTH` deep."""
+    """Whether ``value`` holds only :data:`_PLAIN_TYPES`, nested at most :data:`_FAST_DEPTH`
+    deep.
+
+    Object keys are left to orjson, which refuses any that is not exactly a ``str``
+    (:data:`_FAST_OPTIONS`). Each container's children are looked at in C, with one set of
+    their types; only children that are containers are walked.
+    """
     kind = type(value)
     if kind is dict:
-        if depth >= _FAST_DEPTH or not all(type(k) is str for k in value):
-            return False
         children: Any = value.values()
     elif kind is list:
-        if depth >= _FAST_DEPTH:
-            return False
         children = value
     else:
         return kind in _PLAIN_TYPES
-    if not _PLAIN_TYPES.issuperset(map(type, children)):
+    if depth >= _FAST_DEPTH:
         return False
-    return all(_plain(child, depth + 1) for child in children if type(child) in _CONTAINERS)
+    kinds = set(map(type, children))
+    if not kinds <= _PLAIN_TYPES:
+        return False
+    if dict in kinds or list in kinds:
+        for child in children:
+            inner = type(child)
+            if (inner is dict or inner is list) and not _plain(child, depth + 1):
+                return False
+    return True
 
 
 def _encode(value: Any, out: list[str]) -> None:

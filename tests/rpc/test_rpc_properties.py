@@ -144,9 +144,34 @@ def test_core_encoding_of_deep_and_non_json_values_matches_the_reference() -> No
     for _ in range(300):
         deep = [deep]
     assert core_encode_json(deep) == reference_core_encode_json(deep)
-    for bad in ({1: "a"}, {"a": {1, 2}}, [object()]):
+    for bad in ({1: "a"}, {"a": {1, 2}}, [object()], {"a": [{"b": {None: 1}}]}):
         with pytest.raises(TypeError):
             core_encode_json(bad)
+
+
+class _Key(str):
+    """A ``str`` subclass: orjson refuses it as a key on the fast path, the reference writes it."""
+
+
+class _Count(int):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {_Key("b"): 1, "a": [_Key("x")]},
+        {"a": {"deeper": {_Key("k"): True}}},
+        [_Count(3), {"n": _Count(4)}],
+        {"list": [[[{"z": 1, "y": [2.5, "t"]}]]]},
+    ],
+)
+def test_core_encoding_of_subclasses_and_floats_deep_inside_matches_the_reference(
+    value: Any,
+) -> None:
+    from simplex_protocols.rpc._corejson import reference_core_encode_json
+
+    assert core_encode_json(value) == reference_core_encode_json(value)
 
 
 def _total(fn: Any, value: Any) -> None:
