@@ -20,10 +20,16 @@ each shown:
 - baseline **bare chat reply**: a text message answered by a minimal responder with a quoting
   reply (no ``/_call`` parsing, no binding);
 - baseline **SDK in process**: the same ``MCPServer`` called with the SDK's in-process
-  ``Client`` (no SimpleX at all).
+  ``Client`` (no SimpleX at all);
+- **binding alone**: ``MCPBinding.handle_rpc`` and ``handle_chat`` called in process with the
+  request the bot receives (the ``async def`` tool): the SDK's ``serve_one`` with the binding's
+  own preparation, and nothing of the transports or the simulator.
 
 For each: calls per second, p50 and p99 latency, and the ratios of the p50 to the baselines;
-then the CPU time of the process per call (every thread: the SDK runs a plain tool function in
+then where the ``async def`` tool's call goes: the bare round trip, the binding alone, and the
+rest (both transports' envelope, size and deadline work, and what the simulator does more for
+the bot's longer texts), with the floor the first two set for the ratio; then the CPU time of
+the process per call (every thread: the SDK runs a plain tool function in
 a worker thread) and its ratios, which a machine shared with other work disturbs less.
 Then ``--concurrent`` (1,000) Service RPC calls to one bot, of a tool that waits until every
 call has reached it: whether all complete and how long they took, against the same calls made
@@ -54,11 +60,11 @@ import anyio
 from mcp.client import Client
 from mcp.server.mcpserver import MCPServer
 
-from simplex_protocols.bindings.mcp import is_final
+from simplex_protocols.bindings.mcp import MCPBinding, is_final
 from simplex_protocols.bot import ResponderBot
 from simplex_protocols.core import ChatAPI, ChatCore, ContactRef
 from simplex_protocols.sim import SimNetwork
-from simplex_protocols.transports import ChatCaller, ServiceRPCRequester
+from simplex_protocols.transports import Caller, ChatCaller, ServiceRPCRequester, TransportKind
 
 REVISION = "2026-07-28"
 WARMUP = 20
@@ -71,6 +77,9 @@ BOT_RPC = "bot over Service RPC"
 BOT_RPC_ASYNC = "  async def tool, RPC"
 BOT_CHAT = "bot over /_call"
 BOT_CHAT_ASYNC = "  async def tool, chat"
+# The binding alone, in process (no SimpleX): the SDK's serve_one and the binding's own work.
+BINDING_RPC = "binding alone, RPC"
+BINDING_CHAT = "binding alone, chat"
 BOT_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (BOT_RPC, (BARE_RPC, SDK)),
     (BOT_RPC_ASYNC, (BARE_RPC, SDK)),
@@ -209,6 +218,30 @@ async def sdk_in_process() -> AsyncIterator[dict[str, Once]]:
 
 
 @asynccontextmanager
+async def binding_alone() -> AsyncIterator[dict[str, Once]]:
+    async with MCPBinding(build_tools()) as binding:
+        rpc_caller = Caller(key="rpc-anonymous:bench", transport=TransportKind.RPC)
+        chat_caller = Caller(key="chat:@3", transport=TransportKind.CHAT, contact_id=3)
+        answers: list[dict[str, Any]] = []
+
+        async def over_rpc(i: int) -> None:
+            answer = await binding.handle_rpc(
+                tool_call(i, "availability_async"), rpc_caller, budget_s=30
+            )
+            assert isinstance(answer, dict) and "result" in answer
+
+        async def emit(message: dict[str, Any]) -> None:
+            answers.append(message)
+
+        async def over_chat(i: int) -> None:
+            answers.clear()
+            await binding.handle_chat(tool_call(i, "availability_async"), chat_caller, emit)
+            assert len(answers) == 1 and "result" in answers[0]
+
+        yield {BINDING_RPC: over_rpc, BINDING_CHAT: over_chat}
+
+
+@asynccontextmanager
 async def bare_round_trips() -> AsyncIterator[dict[str, Once]]:
     network = SimNetwork(seed=5)
     echo = network.add_user("echo", service_requests=True)
@@ -293,7 +326,13 @@ async def measure_all(data: Path, calls: int, rounds: int) -> dict[str, tuple[Fi
     """
     best: dict[str, tuple[Figures, Figures]] = {}
     for n in range(rounds):
-        for setup in (sdk_in_process(), bare_round_trips(), bot_round_trips(data / f"r{n}")):
+        setups = (
+            sdk_in_process(),
+            binding_alone(),
+            bare_round_trips(),
+            bot_round_trips(data / f"r{n}"),
+        )
+        for setup in setups:
             async with setup as onces:
                 for once in onces.values():
                     for i in range(WARMUP):
@@ -496,6 +535,24 @@ def load_lines(label: str, count: int, at_once: dict[str, Any], in_turn: dict[st
     )
 
 
+def split_lines(fast: dict[str, Figures]) -> str:
+    """Where the ``async def`` tool's call goes (p50s), and the ratio the bare round trip and
+    the binding alone already come to: no work of the transports can bring the row below it."""
+    lines = ["where the async def tool's call goes (p50):"]
+    for bot, bare, binding in (
+        (BOT_RPC_ASYNC, BARE_RPC, BINDING_RPC),
+        (BOT_CHAT_ASYNC, BARE_CHAT, BINDING_CHAT),
+    ):
+        whole, base, inside = fast[bot].p50, fast[bare].p50, fast[binding].p50
+        rest = whole - base - inside
+        lines.append(
+            f"  {bot.strip():22} {whole * 1e3:6.3f} ms: {bare} {base * 1e3:.3f}, binding "
+            f"{inside * 1e3:.3f}, the rest {rest * 1e3:.3f} ({rest / whole:.0%}); the first two "
+            f"alone {(base + inside) / base:.2f}x {bare}"
+        )
+    return "\n".join(lines)
+
+
 async def main(calls: int, concurrent: int, rounds: int) -> None:
     # One log line per call would be measured too.
     logging.disable(logging.INFO)
@@ -517,6 +574,10 @@ async def main(calls: int, concurrent: int, rounds: int) -> None:
             )
         for name, baselines in BOT_ROWS:
             print(row(fast[name], [fast[b] for b in baselines]))
+        for name in (BINDING_RPC, BINDING_CHAT):
+            print(row(fast[name], [fast[SDK]]))
+        print()
+        print(split_lines(fast))
         print()
         print(f"{'CPU time per call':24} {'':>10} ratio to")
         for name in (SDK, BARE_RPC, BARE_CHAT):
