@@ -348,7 +348,9 @@ class ChatResponder(EventResponder):
                             # Some SDK code swallows a cancellation and returns normally (a
                             # stream that ends quietly); a cancelled scope cancels again at the
                             # next checkpoint, so a call cut short is not taken for answered.
-                            await anyio.lowlevel.checkpoint()
+                            # Only a cancelled call waits for it: an answered one goes on
+                            # without a turn of the event loop.
+                            await anyio.lowlevel.checkpoint_if_cancelled()
                     except Exception:
                         failed = True
                         logger.exception(

@@ -445,7 +445,9 @@ class ServiceRPCResponder(EventResponder):
                     finished, result = False, None
                     with anyio.move_on_after(hard_stop - self.clock.now()):
                         result = await binding.handle_rpc(request.request, caller, budget_s=budget)
-                        await anyio.lowlevel.checkpoint()  # a swallowed cancellation surfaces
+                        # A swallowed cancellation surfaces; an answer goes on without waiting
+                        # a turn of the event loop.
+                        await anyio.lowlevel.checkpoint_if_cancelled()
                         finished = True
                 else:
                     finished, result = await run_until(
@@ -508,7 +510,7 @@ async def _binding_answer(
     """The binding's answer to an envelope's ``request``, the work :func:`run_until` bounds on
     another clock than the real one."""
     answer = await binding.handle_rpc(request, caller, budget_s=budget_s)
-    await anyio.lowlevel.checkpoint()  # a swallowed cancellation surfaces here
+    await anyio.lowlevel.checkpoint_if_cancelled()  # a swallowed cancellation surfaces here
     return answer
 
 

@@ -12,6 +12,7 @@ import anyio
 import pytest
 from transkit import WAIT_S, EchoBinding, Net, Peer, rpc_request, until
 
+from simplex_protocols._clock import SystemClock
 from simplex_protocols._wire import dumps
 from simplex_protocols.chat_call import CallState, Sender, format_call_command
 from simplex_protocols.core import ContactRef, GroupRef
@@ -422,6 +423,48 @@ async def test_calls_are_answered_concurrently_up_to_the_bound() -> None:
         assert d.binding.max_running == 1
         assert results["a"].response == _response(1, gate="a")
         assert results["b"].response == _response(2, gate="b")
+
+
+async def test_a_call_that_swallows_its_cancellation_is_still_answered_as_cut_short() -> None:
+    # The responder on the real clock (the path a bot takes): shutdown(grace_s=0) cuts the
+    # call at once, with no time to wait for.
+    async with Net() as net:
+        alice = await net.peer("alice", peer_type="agent")
+        bot = await net.bot("bot")
+        bot_id, _ = await net.connect(alice, bot)
+        binding = EchoBinding()
+        records: list[CallRecord] = []
+        responder = ChatResponder(bot.core, [binding], clock=SystemClock(), on_call=records.append)
+        await net.start(responder.serve)
+        results: list[ChatCallResult] = []
+
+        async def run() -> None:
+            results.append(
+                await ChatCaller(alice.core, clock=net.clock).call(
+                    ContactRef(bot_id),
+                    "echo",
+                    rpc_request(1, gate="held", swallow=True),
+                    final=binding,
+                    wait_s=60,
+                )
+            )
+
+        with anyio.fail_after(WAIT_S):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run)
+                await binding.start_signal("held").wait()
+                await responder.shutdown(grace_s=0)
+        # The binding returned normally from the cancellation, with no response: the call is
+        # cut short, not taken for answered.
+        assert binding.swallowed == 1
+        assert results[0].response == {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "error": {"code": -32603, "message": "the bot is shutting down"},
+        }
+        assert [r.message for r in results[0].replies] == [results[0].response]
+        await until(lambda: len(records) == 1)
+        assert records[0].outcome == "shutdown"
 
 
 async def test_graceful_shutdown_finishes_short_calls_and_cuts_long_ones() -> None:

@@ -12,6 +12,7 @@ import anyio
 import pytest
 from transkit import WAIT_S, EchoBinding, Net, Peer, rpc_request, until
 
+from simplex_protocols._clock import SystemClock
 from simplex_protocols._wire import dumps
 from simplex_protocols.bindings import TransportKind
 from simplex_protocols.errors import (
@@ -612,6 +613,42 @@ async def test_a_request_that_finds_no_free_slot_in_time_is_rate_limited(tmp_pat
         busy = next(e for e in errors if e.code == "rate_limited")
         assert busy.retry_after == 5
         assert r.binding.max_running == 1
+
+
+async def test_a_call_that_swallows_its_cancellation_is_still_answered_as_cut_short() -> None:
+    # The responder on the real clock (the path a bot takes): shutdown(grace_s=0) cuts the
+    # call at once, with no time to wait for.
+    async with Net() as net:
+        alice = await net.peer("alice")
+        bot = await net.bot("bot", service_requests=True)
+        link = await net.address(bot)
+        binding = EchoBinding()
+        records: list[CallRecord] = []
+        responder = ServiceRPCResponder(
+            bot.core, [binding], clock=SystemClock(), on_call=records.append
+        )
+        await net.start(responder.serve)
+        requester = ServiceRPCRequester(alice.core, clock=net.clock)
+        outcome: list[Any] = []
+
+        async def run() -> None:
+            request = rpc_request(1, gate="held", swallow=True)
+            try:
+                outcome.append(await requester.request(link, "echo", request, timeout_s=60))
+            except ServiceError as exc:
+                outcome.append(exc)
+
+        with anyio.fail_after(WAIT_S):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run)
+                await binding.start_signal("held").wait()
+                await responder.shutdown(grace_s=0)
+        # The binding returned normally from the cancellation; its answer is not sent.
+        assert binding.swallowed == 1
+        cut = outcome[0]
+        assert isinstance(cut, InternalServiceError) and cut.retry_after == 30
+        await until(lambda: len(records) == 1)
+        assert records[0].outcome == "internal"
 
 
 async def test_graceful_shutdown_answers_every_request_in_flight(tmp_path: Path) -> None:

@@ -7,7 +7,9 @@ event it receives so that tests can wait for one.
 ``EchoBinding`` is a JSON-RPC binding whose behaviour the request chooses (``params``):
 ``notify`` notifications before the response, ``big`` bytes of padding in the response,
 ``fail`` to raise, ``conversation`` to need a conversation over Service RPC, ``sleep`` seconds
-on the clock before answering, ``gate`` to wait for a test's signal, ``outcome`` to answer an
+on the clock before answering, ``gate`` to wait for a test's signal (with ``swallow``, a
+cancellation while it waits is caught, and the call returns normally: with its response over
+Service RPC, with none in a conversation), ``outcome`` to answer an
 envelope error of that code over Service RPC.
 """
 
@@ -98,6 +100,8 @@ class EchoBinding:
         self.started: dict[str, anyio.Event] = {}
         self.running = 0
         self.max_running = 0
+        #: Cancellations a ``swallow`` call caught and returned from normally.
+        self.swallowed = 0
 
     @property
     def name(self) -> str:
@@ -120,7 +124,14 @@ class EchoBinding:
             key = params.get("gate")
             if isinstance(key, str):
                 self.start_signal(key).set()
-                await self.gate(key).wait()
+                if params.get("swallow"):
+                    # As SDK code that ends quietly when it is cancelled (a stream closed).
+                    try:
+                        await self.gate(key).wait()
+                    except anyio.get_cancelled_exc_class():
+                        self.swallowed += 1
+                else:
+                    await self.gate(key).wait()
             sleep = params.get("sleep")
             if isinstance(sleep, int | float) and self.clock is not None:
                 await self.clock.sleep(sleep)
@@ -149,8 +160,10 @@ class EchoBinding:
             if isinstance(params.get("big_note"), int):
                 note["params"]["padding"] = "y" * params["big_note"]
             await emit(note)
+        swallowed = self.swallowed
         await self._work(params)
-        if "id" in request:
+        if "id" in request and self.swallowed == swallowed:
+            # A call that swallowed its cancellation ends quietly, with no response.
             await emit(self._response(request))
         for n in range(int(params.get("after", 0))):
             await emit({"jsonrpc": "2.0", "method": "notifications/late", "params": {"n": n}})
