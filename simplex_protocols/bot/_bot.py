@@ -108,12 +108,6 @@ _MAX_DESCRIPTION_CHARS: Final = 160
 
 _TRANSPORTS: Final = frozenset({"chat", "rpc"})
 
-#: A responder's event buffer when ``max_concurrent_calls`` is given: this many events per call
-#: that may be in flight (a call in a chat can come with other messages in the same events), and
-#: never less than the transports' default.
-_EVENTS_PER_CALL: Final = 2
-_MIN_EVENT_BUFFER: Final = 1000
-
 #: What the bot does instead, for each capability it uses that a core may lack.
 _FALLBACKS: Final = {
     Capability.SERVICE_REQUESTS: "answering in conversations only (no Service RPC responder); "
@@ -366,11 +360,6 @@ class ResponderBot:
         self._concurrency: dict[str, Any] = {}
         if max_concurrent_calls is not None:
             self._concurrency["max_concurrency"] = max_concurrent_calls
-            # A burst of calls can arrive before a responder reads the first one: its
-            # subscription holds them all, or the ones past its buffer would go unanswered.
-            self._concurrency["event_buffer"] = max(
-                _MIN_EVENT_BUFFER, _EVENTS_PER_CALL * max_concurrent_calls
-            )
         self._gc_freeze = bool(gc_freeze)
         self._log_contents = log_contents
         self._on_call = on_call

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ._api import ChatAPI as ChatAPI
     from ._backend import CoreBackend as CoreBackend
     from ._client import ChatCore as ChatCore
+    from ._client import EventListener as EventListener
     from ._client import EventSubscription as EventSubscription
     from ._commands import ChatRef as ChatRef
     from ._commands import ContactRef as ContactRef
@@ -90,6 +91,7 @@ __all__ = [
     "CoreOption",
     "CoreProtocol",
     "CoreProtocolEvent",
+    "EventListener",
     "EventReceived",
     "EventSubscription",
     "EventView",
@@ -129,6 +131,7 @@ __getattr__ = lazy_exports(
         "ChatAPI": "._api",
         "CoreBackend": "._backend",
         "ChatCore": "._client",
+        "EventListener": "._client",
         "EventSubscription": "._client",
         "ChatRef": "._commands",
         "ContactRef": "._commands",

@@ -30,7 +30,7 @@ from ._protocol import (
     UnmatchedResponse,
 )
 
-__all__ = ["DEFAULT_EVENT_BUFFER", "ChatCore", "EventSubscription"]
+__all__ = ["DEFAULT_EVENT_BUFFER", "ChatCore", "EventListener", "EventSubscription"]
 
 logger = logging.getLogger("simplex_protocols.core")
 
@@ -183,6 +183,84 @@ class EventSubscription:
         await self.aclose()
 
 
+class EventListener:
+    """Events handed to a function as they arrive (:meth:`ChatCore.listen`).
+
+    The function is called in the task that reads the core's frames, once per event of the
+    listener's types, in the order the core sent them, before anything else runs: there is
+    no buffer that can overflow and no turn of the event loop between an event and its
+    handling. So the function must not block or wait: it looks at the event and hands the work
+    on (starts a task, sets an event, appends to a list), as a responder does with each call.
+
+    If the function raises, the listener ends with that exception: :meth:`wait` raises it,
+    and the core goes on reading for everyone else. The listener also ends when it is closed
+    (:meth:`aclose`, or leaving ``async with``), when the core closes, and with
+    :class:`~simplex_protocols.errors.CoreConnectionError` when the connection is lost.
+    """
+
+    def __init__(
+        self,
+        core: ChatCore,
+        handler: Callable[[dict[str, Any]], object],
+        types: frozenset[str] | None,
+    ) -> None:
+        self._core = core
+        self._handler = handler
+        #: The event types this listener takes (``None``: every event).
+        self.types = types
+        self._ended = anyio.Event()
+        self._error: BaseException | None = None
+
+    # -- called by ChatCore -----------------------------------------------------------------
+
+    def _deliver(self, event: dict[str, Any]) -> None:
+        if self._ended.is_set():
+            return
+        try:
+            self._handler(event)
+        except Exception as exc:
+            self._end(exc)
+
+    def _end(self, error: BaseException | None) -> None:
+        if self._ended.is_set():
+            return
+        self._error = error
+        self._ended.set()
+        self._core._unsubscribe(self)
+
+    # -- public -----------------------------------------------------------------------------
+
+    @property
+    def ended(self) -> bool:
+        """Whether the listener takes no more events."""
+        return self._ended.is_set()
+
+    async def wait(self) -> None:
+        """Wait until the listener ends.
+
+        Returns when it was closed, or the core was. Raises what the handler raised, or
+        :class:`~simplex_protocols.errors.CoreConnectionError` when the connection was lost.
+        """
+        await self._ended.wait()
+        if self._error is not None:
+            raise self._error
+
+    async def aclose(self) -> None:
+        """Stop taking events. Idempotent."""
+        self._end(None)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
 class ChatCore:
     """The one async interface to a SimpleX chat core.
 
@@ -223,7 +301,7 @@ class ChatCore:
         self._protocol = CoreProtocol(corr_ids)
         self._event_buffer = event_buffer
         self._waiters: dict[str, _Waiter] = {}
-        self._subscriptions: list[EventSubscription] = []
+        self._subscriptions: list[EventSubscription | EventListener] = []
         self._tg: anyio.abc.TaskGroup | None = None
         self._conn: _Connection | None = None
         self._generation = 0
@@ -484,7 +562,31 @@ class ChatCore:
         self._subscriptions.append(sub)
         return sub
 
-    def _unsubscribe(self, sub: EventSubscription) -> None:
+    def listen(
+        self, handler: Callable[[dict[str, Any]], object], *, types: Iterable[str] | None = None
+    ) -> EventListener:
+        """Hand every event that arrives from now on to ``handler``, as it arrives.
+
+        For a subscriber that does little with each event and must not wait for it (see
+        :class:`EventListener`); one that reads events at its own pace uses :meth:`events`.
+
+        Args:
+            handler: called with each event (the core's event object), in the core's reading
+                task; it must not block.
+            types: take only the events of these types; by default every event.
+
+        Raises:
+            CoreConnectionError: the core is closed.
+        """
+        if self._closed:
+            raise CoreConnectionError(f"{self.description}: the ChatCore is closed")
+        if isinstance(types, str):
+            raise TypeError("types is a collection of event types, not one string")
+        listener = EventListener(self, handler, frozenset(types) if types is not None else None)
+        self._subscriptions.append(listener)
+        return listener
+
+    def _unsubscribe(self, sub: EventSubscription | EventListener) -> None:
         with contextlib.suppress(ValueError):
             self._subscriptions.remove(sub)
 

@@ -193,7 +193,6 @@ class ChatResponder(EventResponder):
         max_concurrency: how many calls are answered at once; others wait for a slot.
         shutdown_grace_s: how long :meth:`shutdown` lets calls in flight go on.
         on_call: called with a :class:`CallRecord` after each call (also logged).
-        event_buffer: events the subscription holds before it overflows.
     """
 
     def __init__(
@@ -208,14 +207,12 @@ class ChatResponder(EventResponder):
         max_concurrency: int = 32,
         shutdown_grace_s: float = 10.0,
         on_call: Callable[[CallRecord], None] | None = None,
-        event_buffer: int = 1000,
     ) -> None:
         super().__init__(
             core,
             clock=clock,
             max_concurrency=max_concurrency,
             shutdown_grace_s=shutdown_grace_s,
-            event_buffer=event_buffer,
         )
         self.api = ChatAPI(self.core)
         self.bindings, self.protocols = served_bindings(bindings, protocols)

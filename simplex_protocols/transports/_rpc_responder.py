@@ -164,7 +164,6 @@ class ServiceRPCResponder(EventResponder):
         shutdown_retry_after_s: ``retryAfter`` of the ``internal`` error for calls cut short.
         random_bytes: randomness for ``rpc-anonymous:`` caller keys.
         on_call: called with a :class:`CallRecord` after each request (also logged).
-        event_buffer: events the subscription holds before it overflows.
     """
 
     def __init__(
@@ -188,14 +187,12 @@ class ServiceRPCResponder(EventResponder):
         shutdown_retry_after_s: int = 30,
         random_bytes: Callable[[int], bytes] = os.urandom,
         on_call: Callable[[CallRecord], None] | None = None,
-        event_buffer: int = 1000,
     ) -> None:
         super().__init__(
             core,
             clock=clock,
             max_concurrency=max_concurrency,
             shutdown_grace_s=shutdown_grace_s,
-            event_buffer=event_buffer,
         )
         if not 0 <= response_margin_s < RESPONSE_WINDOW_S:
             raise ValueError("response_margin_s must be between 0 and 180 s")

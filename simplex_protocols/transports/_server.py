@@ -1,9 +1,10 @@
-"""The run loop both responders share: read events, run each call in its own task, shut down
-gracefully (stop taking calls, let the calls in flight finish within a grace period, then cut
+"""The run loop both responders share: take events as they arrive, run each call in its own
+task, shut down gracefully (stop taking calls, let the calls in flight finish within a grace period, then cut
 the rest short so that each answers with its error)."""
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
@@ -12,7 +13,7 @@ import anyio.abc
 
 from simplex_protocols._clock import Clock, SystemClock
 from simplex_protocols.core import ChatAPI, ChatCore
-from simplex_protocols.errors import CoreConnectionError, EventOverflowError
+from simplex_protocols.errors import CoreConnectionError
 
 from ._common import core_of, logger, run_until
 
@@ -25,10 +26,13 @@ class EventResponder:
     """Base of :class:`ChatResponder` and :class:`ServiceRPCResponder`.
 
     A subclass implements :meth:`_accept`, which looks at one event and returns the calls to
-    run for it, and names the event types it accepts in ``_event_types`` (the subscription
-    takes only those: a bot runs a responder per transport, and each would otherwise wake up
-    for every event of the other). Each call gets a cancel scope: it runs its protocol work inside the scope and
-    its sends outside it, so a shutdown cuts the work short but never a send.
+    run for it, and names the event types it accepts in ``_event_types`` (its listener takes
+    only those: a bot runs a responder per transport). Events come through a
+    :class:`~simplex_protocols.core.EventListener`: each call's task is started as its event
+    arrives, in the core's reading task, so no burst can overflow a buffer and no call waits a
+    turn of the event loop to be seen. Each call gets a cancel scope: it runs its protocol work
+    inside the scope and its sends outside it, so a shutdown cuts the work short but never a
+    send.
     """
 
     def __init__(
@@ -38,7 +42,6 @@ class EventResponder:
         clock: Clock | None,
         max_concurrency: int,
         shutdown_grace_s: float,
-        event_buffer: int,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -49,7 +52,6 @@ class EventResponder:
         self.max_concurrency = max_concurrency
         self.shutdown_grace_s = shutdown_grace_s
         self._limiter = anyio.CapacityLimiter(max_concurrency)
-        self._event_buffer = event_buffer
         self._inflight: set[anyio.CancelScope] = set()
         self._idle = anyio.Event()
         self._idle.set()
@@ -58,6 +60,9 @@ class EventResponder:
         self._serving = False
         self._tg: anyio.abc.TaskGroup | None = None
         self._reader_scope: anyio.CancelScope | None = None
+        # The context serve() runs in: each call's task starts from a copy of it, as it did
+        # when calls were started by serve's own task (not the core's reading task).
+        self._context: contextvars.Context | None = None
         self._stopped = anyio.Event()
 
     # ------------------------------------------------------------------ subclass hook
@@ -155,25 +160,21 @@ class EventResponder:
             self._closing_at = self.clock.now()
 
     async def _read(self, task_status: anyio.abc.TaskStatus[None]) -> None:
-        started = False
-        while not self._closing:
-            try:
-                async with self.core.events(
-                    buffer=self._event_buffer, types=self._event_types
-                ) as events:
-                    if not started:
-                        started = True
-                        task_status.started()
-                    async for event in events:
-                        if self.closing:
-                            break
-                        for call in self._accept(event):
-                            self._start(call)
-                return
-            except EventOverflowError as exc:
-                # Events that came after the overflow and before the new subscription are
-                # lost; say so loudly and go on.
-                logger.error("%s; subscribing again (calls in the gap are not answered)", exc)
+        self._context = contextvars.copy_context()
+        async with self.core.listen(self._on_event, types=self._event_types) as listener:
+            task_status.started()
+            # Returns when the core closes; raises CoreConnectionError when it is lost.
+            await listener.wait()
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        """One event, in the core's reading task: start its calls (nothing here waits)."""
+        if self._closing:
+            return
+        calls = self._accept(event)
+        if calls:
+            assert self._context is not None
+            for call in calls:
+                self._context.run(self._start, call)
 
     def _start(self, call: Call) -> None:
         assert self._tg is not None

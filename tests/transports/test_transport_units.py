@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import anyio.abc
 import pytest
 from transkit import (
     WAIT_S,
@@ -443,17 +444,17 @@ async def test_a_failing_on_call_hook_is_logged_and_does_not_break_the_call(
 
 
 @asynccontextmanager
-async def _responder_of_one_event(
+async def _responder(
     records: list[Any],
 ) -> AsyncIterator[tuple[ScriptedBackend, ChatCore, ServiceRPCResponder]]:
-    """A Service RPC responder whose subscription holds one event, serving while the block
-    runs (the block ends with its shutdown)."""
+    """A Service RPC responder serving while the block runs (the block ends with its
+    shutdown)."""
     backend = ScriptedBackend(
         lambda cmd: {"type": "serviceReplyAccepted", "user": USER, "connectionId": "c"}
     )
     async with ChatCore(backend) as core:
         responder = ServiceRPCResponder(
-            core, [EchoBinding()], clock=ManualClock(), on_call=records.append, event_buffer=1
+            core, [EchoBinding()], clock=ManualClock(), on_call=records.append
         )
         with anyio.fail_after(WAIT_S):
             async with anyio.create_task_group() as tg:
@@ -462,31 +463,60 @@ async def _responder_of_one_event(
                 await responder.shutdown()
 
 
-async def test_an_overflowing_subscription_is_logged_and_renewed(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+async def test_a_burst_read_in_one_go_is_answered_whole() -> None:
+    # Far more requests than any event buffer holds, read by the core before the responder's
+    # tasks run: each call's task starts as its event arrives, so none is lost.
     records: list[Any] = []
-    async with _responder_of_one_event(records) as (backend, core, _):
-        # Read by the core in one go: more than the buffer holds. (Service requests: the
-        # responder's subscription takes no other events, so others cannot fill it.)
-        for _ in range(3):
-            backend.event(_event({"protocol": "echo", "request": rpc_request(1)}))
-        await until(lambda: any("subscribing again" in r.getMessage() for r in caplog.records))
-        await until(lambda: len(core._subscriptions) == 1)
-        after = _event({"protocol": "echo", "request": rpc_request(1)})
-        after["requestId"] = "req-after"
-        backend.event(after)
-        await until(
-            lambda: any(c.startswith("/_service_response 1 req-after ") for c in backend.commands)
-        )
-    assert records[0].outcome == "response"
+    count = 3000
+    async with _responder(records) as (backend, _, _):
+        for n in range(count):
+            event = _event({"protocol": "echo", "request": rpc_request(n)})
+            event["requestId"] = f"req-{n}"
+            backend.event(event)
+        await until(lambda: len(records) == count)
+    answered = {c.split()[2] for c in backend.commands if c.startswith("/_service_response ")}
+    assert answered == {f"req-{n}" for n in range(count)}
+    assert {r.outcome for r in records} == {"response"}
+
+
+async def test_a_responder_that_fails_on_an_event_stops_serving_with_its_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A bug in reading an event ends serve() with it (in the group of serve's task group), as
+    # it did when serve's own task read the events; the core goes on reading for the others.
+    backend = ScriptedBackend(lambda cmd: {"type": "cmdOk"})
+    errors: list[RuntimeError] = []
+    async with ChatCore(backend) as core:
+        responder = ServiceRPCResponder(core, [EchoBinding()], clock=ManualClock())
+
+        def broken(event: dict[str, Any]) -> list[Any]:
+            raise RuntimeError("a bug in _accept")
+
+        monkeypatch.setattr(responder, "_accept", broken)
+
+        async def run(*, task_status: anyio.abc.TaskStatus[None]) -> None:
+            try:
+                await responder.serve(task_status=task_status)
+            except* RuntimeError as group:
+                errors.extend(e for e in group.exceptions if isinstance(e, RuntimeError))
+
+        with anyio.fail_after(WAIT_S):
+            async with core.events(types=["serviceRequest"]) as others:
+                async with anyio.create_task_group() as tg:
+                    await tg.start(run)
+                    backend.event(_event({"protocol": "echo", "request": rpc_request(1)}))
+                await until(lambda: bool(errors))
+                backend.event(_event({"protocol": "echo", "request": rpc_request(2)}))
+                seen = [await others.__anext__(), await others.__anext__()]
+    assert [str(e) for e in errors] == ["a bug in _accept"]
+    assert [e["requestData"]["request"]["id"] for e in seen] == [1, 2]
 
 
 async def test_events_a_responder_does_not_read_never_reach_its_subscription(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     records: list[Any] = []
-    async with _responder_of_one_event(records) as (backend, _, _):
+    async with _responder(records) as (backend, _, _):
         # A chat's traffic, all read by the core in one go: none of it is queued for the
         # Service RPC responder, so its one-event buffer does not overflow.
         for n in range(50):
