@@ -325,34 +325,41 @@ class ChatResponder(EventResponder):
         failed = False
         try:
             with scope:
-                async with self._limiter:
-                    try:
-                        if command is None:
-                            # AMB-27: a malformed request gets the protocol's parse error.
-                            error = incoming.error
-                            reason = error.reason if error is not None else "invalid request"
-                            await self._emit(
-                                state, binding.parse_error(incoming.request_text or "", reason)
-                            )
-                            state.ended = True
-                            outcome = "parse_error"
-                        else:
-
-                            async def emit(reply: dict[str, Any]) -> None:
-                                await self._emit(state, reply)
-
-                            await binding.handle_chat(command.request, caller, emit)
-                            # Some SDK code swallows a cancellation and returns normally (a
-                            # stream that ends quietly); a cancelled scope cancels again at the
-                            # next checkpoint, so a call cut short is not taken for answered.
-                            # Only a cancelled call waits for it: an answered one goes on
-                            # without a turn of the event loop.
-                            await anyio.lowlevel.checkpoint_if_cancelled()
-                    except Exception:
-                        failed = True
-                        logger.exception(
-                            "the %s binding failed on a call from %s", binding.name, caller.key
+                # A free slot is taken at once: ``async with`` the limiter would wait a turn
+                # of the event loop even then (anyio's acquire ends with a checkpoint).
+                try:
+                    self._limiter.acquire_nowait()
+                except anyio.WouldBlock:
+                    await self._limiter.acquire()
+                try:
+                    if command is None:
+                        # AMB-27: a malformed request gets the protocol's parse error.
+                        error = incoming.error
+                        reason = error.reason if error is not None else "invalid request"
+                        await self._emit(
+                            state, binding.parse_error(incoming.request_text or "", reason)
                         )
+                        state.ended = True
+                        outcome = "parse_error"
+                    else:
+
+                        async def emit(reply: dict[str, Any]) -> None:
+                            await self._emit(state, reply)
+
+                        await binding.handle_chat(command.request, caller, emit)
+                        # Some SDK code swallows a cancellation and returns normally (a
+                        # stream that ends quietly); a cancelled scope cancels again at the
+                        # next checkpoint, so a call cut short is not taken for answered.
+                        # Only a cancelled call waits for it: an answered one goes on
+                        # without a turn of the event loop.
+                        await anyio.lowlevel.checkpoint_if_cancelled()
+                except Exception:
+                    failed = True
+                    logger.exception(
+                        "the %s binding failed on a call from %s", binding.name, caller.key
+                    )
+                finally:
+                    self._limiter.release()
                 finished = True
         finally:
             if failed or not finished:
