@@ -176,9 +176,13 @@ def _json(value: object, argument: str) -> str:
         raise _fail(f"is not JSON: {exc}", "bad_json", argument) from None
 
 
-def _json_object(value: object, argument: str) -> str:
+def _check_object(value: object, argument: str) -> None:
     if not isinstance(value, Mapping):
         raise _fail(f"must be a JSON object, not {type(value).__name__}", "bad_json", argument)
+
+
+def _json_object(value: object, argument: str) -> str:
+    _check_object(value, argument)
     return _json(value, argument)
 
 
@@ -682,7 +686,8 @@ def send_messages(
     if isinstance(messages, Mapping) or not isinstance(messages, Sequence) or not messages:
         raise _fail("needs a non-empty list of ComposedMessage objects", "empty_list", "messages")
     for item in messages:
-        _json_object(item, "messages")
+        # Each item an object; the list is written (and its JSON checked) once, below.
+        _check_object(item, "messages")
     return f"/_send {_ref(send_ref, 'send_ref')}{_send_flags(live, ttl, sign)} json " + _json(
         list(messages), "messages"
     )

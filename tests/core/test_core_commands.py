@@ -457,6 +457,11 @@ REFUSED: list[tuple[str, Callable[[], Any], str]] = [
     ("relay role", lambda: c.set_group_link_role(15, "relay"), "bad_role"),  # type: ignore[arg-type]
     ("no messages", lambda: c.send_messages(A, []), "empty_list"),
     ("message not an object", lambda: c.send_messages(A, ["hi"]), "bad_json"),  # type: ignore[list-item]
+    (
+        "message not JSON",
+        lambda: c.send_messages(A, [{"msgContent": {"type": "text", "text": float("nan")}}]),
+        "bad_json",
+    ),
     ("pagination missing", lambda: c.get_chat(A), "bad_pagination"),
     ("initial with count", lambda: c.get_chat(A, initial=5, count=5), "bad_pagination"),
     ("two anchors", lambda: c.get_chat(A, after=1, before=9, count=5), "bad_pagination"),
