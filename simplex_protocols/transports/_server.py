@@ -1,6 +1,6 @@
 """The run loop both responders share: take events as they arrive, run each call in its own
-task, shut down gracefully (stop taking calls, let the calls in flight finish within a grace period, then cut
-the rest short so that each answers with its error)."""
+task, shut down gracefully (stop taking calls, let the calls in flight finish within a grace
+period, then cut the rest short so that each answers with its error)."""
 
 from __future__ import annotations
 
