@@ -92,7 +92,25 @@ class _Connection:
         self.shutting_down = False
 
 
-class EventSubscription:
+class _Closable:
+    """``async with`` for an object that :meth:`aclose` ends."""
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class EventSubscription(_Closable):
     """One subscriber's view of the core's events: every event after it was made, in order.
 
     Use it as an async iterator, preferably inside ``async with`` so that it is unregistered
@@ -171,19 +189,8 @@ class EventSubscription:
         self._end(None)
         self._receive.close()
 
-    async def __aenter__(self) -> Self:
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-
-class EventListener:
+class EventListener(_Closable):
     """Events handed to a function as they arrive (:meth:`ChatCore.listen`).
 
     The function is called in the task that reads the core's frames, once per event of the
@@ -248,17 +255,6 @@ class EventListener:
     async def aclose(self) -> None:
         """Stop taking events. Idempotent."""
         self._end(None)
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 class ChatCore:

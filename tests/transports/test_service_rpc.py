@@ -10,7 +10,15 @@ from typing import Any
 
 import anyio
 import pytest
-from transkit import WAIT_S, EchoBinding, Net, Peer, rpc_request, until
+from transkit import (
+    WAIT_S,
+    EchoBinding,
+    Net,
+    Peer,
+    rpc_request,
+    shut_down_while_held,
+    until,
+)
 
 from simplex_protocols._clock import SystemClock
 from simplex_protocols._wire import dumps
@@ -638,11 +646,7 @@ async def test_a_call_that_swallows_its_cancellation_is_still_answered_as_cut_sh
             except ServiceError as exc:
                 outcome.append(exc)
 
-        with anyio.fail_after(WAIT_S):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(run)
-                await binding.start_signal("held").wait()
-                await responder.shutdown(grace_s=0)
+        await shut_down_while_held(responder, binding, run)
         # The binding returned normally from the cancellation; its answer is not sent.
         assert binding.swallowed == 1
         cut = outcome[0]

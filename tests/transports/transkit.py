@@ -15,7 +15,7 @@ envelope error of that code over Service RPC.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -36,6 +36,18 @@ async def until(predicate: Callable[[], bool]) -> None:
     with anyio.fail_after(WAIT_S):
         while not predicate():
             await anyio.lowlevel.checkpoint()
+
+
+async def shut_down_while_held(
+    responder: Any, binding: EchoBinding, run: Callable[[], Awaitable[None]]
+) -> None:
+    """Run ``run`` (a call through the ``held`` gate) and shut ``responder`` down with no grace
+    once the binding holds the call."""
+    with anyio.fail_after(WAIT_S):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            await binding.start_signal("held").wait()
+            await responder.shutdown(grace_s=0)
 
 
 class Peer(ScriptedUser):
