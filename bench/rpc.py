@@ -29,8 +29,8 @@ For each: calls per second, p50 and p99 latency, and the ratios of the p50 to th
 then where the ``async def`` tool's call goes: the bare round trip, the binding alone, and the
 rest (both transports' envelope, size and deadline work, and what the simulator does more for
 the bot's longer texts), with the floor the first two set for the ratio; then the CPU time of
-the process per call (every thread: the SDK runs a plain tool function in
-a worker thread) and its ratios, which a machine shared with other work disturbs less.
+the process per call (every thread: the SDK runs a plain tool function in a worker thread) and
+its ratios, which a machine shared with other work disturbs less.
 Then ``--concurrent`` (1,000) Service RPC calls to one bot, of a tool that waits until every
 call has reached it: whether all complete and how long they took, against the same calls made
 one after another in the same run (the load must cost no more than the calls themselves), by
