@@ -6,8 +6,9 @@ outside ``simplex_protocols/core/`` and the simulator. This test reads that code
 and names the file and line of every string constant and f-string that begins one.
 
 A string is flagged when it begins a command, or holds one after a space, a bracket or a quote
-(a log line that names a command writes it as much as a builder does). A command begins with ``/_`` and a letter (``/_send``, ``/_connect plan``), or with one of the
-other heads the builders write (``/user``, ``/users``, ``/network``, ``/sql``, read from the
+(a log line that names a command writes it as much as a builder does). A command begins with
+``/_`` and a letter (``/_send``, ``/_connect plan``), or with one of the other heads the
+builders write (``/user``, ``/users``, ``/network``, ``/sql``, read from the
 builders' own source so that a new builder extends the list), or with the CLI's short form
 ``/connect``. ``/_call`` is not a command of the core but the text of a message (the spec's
 chat transport), so it is allowed.

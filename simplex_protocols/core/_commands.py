@@ -34,6 +34,7 @@ __all__ = [
     "SEED_ONLY",
     "SEND_VERB",
     "SERVICE_REQUEST_VERB",
+    "SERVICE_RESPONSE_VERB",
     "ChatRef",
     "ContactRef",
     "GroupRef",
@@ -1009,7 +1010,7 @@ def send_service_request(
     ``target`` is a contact address link or the SimpleX name of one; without ``timeout_s``
     the core waits 30 s. ``sign_key`` signs the request with the requester's Ed25519 key.
     """
-    cmd = f"/_service_request {_id(user_id, 'user_id')} {_token(target, 'target')}"
+    cmd = f"{SERVICE_REQUEST_VERB} {_id(user_id, 'user_id')} {_token(target, 'target')}"
     if timeout_s is not None:
         cmd += f" timeout={_seconds(timeout_s, 'timeout_s')}"
     if sign_key is not None:
@@ -1020,7 +1021,7 @@ def send_service_request(
 def send_service_response(user_id: int, request_id: str, response: Mapping[str, Any]) -> str:
     """``/_service_response <userId> <requestId> <json>`` → ``serviceReplyAccepted``."""
     return (
-        f"/_service_response {_id(user_id, 'user_id')} {_token(request_id, 'request_id')} "
+        f"{SERVICE_RESPONSE_VERB} {_id(user_id, 'user_id')} {_token(request_id, 'request_id')} "
         + _json_object(response, "response")
     )
 
@@ -1033,6 +1034,9 @@ SEND_VERB: Final = "/_send"
 
 #: The name of the command :func:`send_service_request` builds.
 SERVICE_REQUEST_VERB: Final = "/_service_request"
+
+#: The name of the command :func:`send_service_response` builds.
+SERVICE_RESPONSE_VERB: Final = "/_service_response"
 
 
 # --------------------------------------------------------------------------- the core itself

@@ -25,6 +25,7 @@ from transkit import (
 from simplex_protocols._clock import ManualClock
 from simplex_protocols.bindings import EnvelopeOutcome
 from simplex_protocols.core import ChatAPI, ChatCore, ContactRef, GroupRef
+from simplex_protocols.core import commands as cmds
 from simplex_protocols.errors import (
     CallTimeoutError,
     CoreConnectionError,
@@ -474,7 +475,9 @@ async def test_a_burst_read_in_one_go_is_answered_whole() -> None:
             event["requestId"] = f"req-{n}"
             backend.event(event)
         await until(lambda: len(records) == count)
-    answered = {c.split()[2] for c in backend.commands if c.startswith("/_service_response ")}
+    answered = {
+        c.split()[2] for c in backend.commands if c.split()[0] == cmds.SERVICE_RESPONSE_VERB
+    }
     assert answered == {f"req-{n}" for n in range(count)}
     assert {r.outcome for r in records} == {"response"}
 
