@@ -170,11 +170,10 @@ class EventResponder:
         """One event, in the core's reading task: start its calls (nothing here waits)."""
         if self._closing:
             return
-        calls = self._accept(event)
-        if calls:
-            assert self._context is not None
-            for call in calls:
-                self._context.run(self._start, call)
+        context = self._context
+        assert context is not None
+        for call in self._accept(event):
+            context.run(self._start, call)
 
     def _start(self, call: Call) -> None:
         assert self._tg is not None
